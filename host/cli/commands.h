@@ -1,0 +1,24 @@
+// Subcommands of the capsa CLI. Each takes argv with argv[0] = the command's
+// name and returns the process exit code.
+#ifndef CAPSA_HOST_CLI_COMMANDS_H_
+#define CAPSA_HOST_CLI_COMMANDS_H_
+
+#include <stdio.h>
+
+// Exit code for a wrong command line (as for getopt-style tools).
+#define CAPSA_EXIT_USAGE 2
+
+struct capsa_cli_command {
+  const char *name;
+  const char *summary;
+  int (*run)(int argc, char **argv);
+};
+
+// Prints "capsa <cmd>: <msg>" and the command's usage line to stderr; returns
+// CAPSA_EXIT_USAGE.
+int capsa_cli_usage_error(const char *cmd, const char *usage, const char *msg,
+                          const char *arg);
+
+int capsa_cmd_doctor(int argc, char **argv);
+
+#endif  // CAPSA_HOST_CLI_COMMANDS_H_

@@ -1,0 +1,48 @@
+// capsa: the command-line front end. Each subcommand lives in its own
+// cmd_*.c file and is listed once in kCommands below.
+#include <stdio.h>
+#include <string.h>
+
+#include "host/cli/commands.h"
+#include "host/version.h"
+
+static const struct capsa_cli_command kCommands[] = {
+    {"doctor", "report what this kernel offers and self-test capability mode",
+     capsa_cmd_doctor},
+};
+
+static void print_usage(FILE *out) {
+  fprintf(out,
+          "usage: capsa [--help] [--version] <command> [args]\n\ncommands:\n");
+  for (size_t i = 0; i < sizeof(kCommands) / sizeof(kCommands[0]); i++)
+    fprintf(out, "  %-10s %s\n", kCommands[i].name, kCommands[i].summary);
+  fprintf(out, "\nRun 'capsa <command> --help' for a command's options.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "capsa: missing command\n");
+    print_usage(stderr);
+    return CAPSA_EXIT_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 ||
+      strcmp(cmd, "help") == 0) {
+    print_usage(stdout);
+    return 0;
+  }
+  if (strcmp(cmd, "--version") == 0) {
+    printf("capsa %s\n", CAPSA_VERSION_STRING);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof(kCommands) / sizeof(kCommands[0]); i++) {
+    if (strcmp(cmd, kCommands[i].name) == 0)
+      return kCommands[i].run(argc - 1, argv + 1);
+  }
+  if (cmd[0] == '-')
+    fprintf(stderr, "capsa: unknown option '%s'\n", cmd);
+  else
+    fprintf(stderr, "capsa: unknown command '%s'\n", cmd);
+  print_usage(stderr);
+  return CAPSA_EXIT_USAGE;
+}

@@ -1,0 +1,149 @@
+// Capability rights on descriptors, as FreeBSD's rights(4) and
+// cap_rights_limit(2). Rights only shrink.
+//
+//   capsa_rights_t r;
+//   capsa_rights_init(&r, CAPSA_CAP_READ, CAPSA_CAP_SEEK, CAPSA_CAP_FSTAT);
+//   int err = capsa_rights_limit(fd, &r);   // fd: still owned by the caller
+//   if (err < 0) fprintf(stderr, "%s\n", capsa_strerror(err));
+//   write(fd, "x", 1);                      // fails with ENOTCAPABLE
+//
+// The layout and bit values are FreeBSD's (sys/capsicum.h, CAP_RIGHTS_VERSION
+// 0): two 64-bit words, the top bits of each naming the word's index, so that
+// a right can never be mistaken for one in another word. The
+// Capsicum-compatible <sys/capsicum.h> maps FreeBSD's names onto these.
+#ifndef CAPSA_SANDBOX_RIGHTS_H_
+#define CAPSA_SANDBOX_RIGHTS_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sandbox/errors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CAPSA_RIGHTS_VERSION 0
+
+typedef struct capsa_rights {
+  uint64_t cr_rights[CAPSA_RIGHTS_VERSION + 2];
+} capsa_rights_t;
+
+#define CAPSA_CAPRIGHT(idx, bit) ((1ULL << (57 + (idx))) | (bit))
+
+// Word 0.
+#define CAPSA_CAP_READ CAPSA_CAPRIGHT(0, 0x0000000000000001ULL)
+#define CAPSA_CAP_WRITE CAPSA_CAPRIGHT(0, 0x0000000000000002ULL)
+#define CAPSA_CAP_SEEK_TELL CAPSA_CAPRIGHT(0, 0x0000000000000004ULL)
+#define CAPSA_CAP_SEEK (CAPSA_CAP_SEEK_TELL | 0x0000000000000008ULL)
+#define CAPSA_CAP_PREAD (CAPSA_CAP_SEEK | CAPSA_CAP_READ)
+#define CAPSA_CAP_PWRITE (CAPSA_CAP_SEEK | CAPSA_CAP_WRITE)
+#define CAPSA_CAP_MMAP CAPSA_CAPRIGHT(0, 0x0000000000000010ULL)
+#define CAPSA_CAP_MMAP_R (CAPSA_CAP_MMAP | CAPSA_CAP_SEEK | CAPSA_CAP_READ)
+#define CAPSA_CAP_MMAP_W (CAPSA_CAP_MMAP | CAPSA_CAP_SEEK | CAPSA_CAP_WRITE)
+#define CAPSA_CAP_MMAP_X (CAPSA_CAP_MMAP | CAPSA_CAP_SEEK | 0x0000000000000020ULL)
+#define CAPSA_CAP_MMAP_RW (CAPSA_CAP_MMAP_R | CAPSA_CAP_MMAP_W)
+#define CAPSA_CAP_MMAP_RX (CAPSA_CAP_MMAP_R | CAPSA_CAP_MMAP_X)
+#define CAPSA_CAP_MMAP_WX (CAPSA_CAP_MMAP_W | CAPSA_CAP_MMAP_X)
+#define CAPSA_CAP_MMAP_RWX (CAPSA_CAP_MMAP_R | CAPSA_CAP_MMAP_W | CAPSA_CAP_MMAP_X)
+#define CAPSA_CAP_CREATE CAPSA_CAPRIGHT(0, 0x0000000000000040ULL)
+#define CAPSA_CAP_FEXECVE CAPSA_CAPRIGHT(0, 0x0000000000000080ULL)
+#define CAPSA_CAP_FSYNC CAPSA_CAPRIGHT(0, 0x0000000000000100ULL)
+#define CAPSA_CAP_FTRUNCATE CAPSA_CAPRIGHT(0, 0x0000000000000200ULL)
+#define CAPSA_CAP_LOOKUP CAPSA_CAPRIGHT(0, 0x0000000000000400ULL)
+#define CAPSA_CAP_FCHDIR CAPSA_CAPRIGHT(0, 0x0000000000000800ULL)
+#define CAPSA_CAP_FCHFLAGS CAPSA_CAPRIGHT(0, 0x0000000000001000ULL)
+#define CAPSA_CAP_FCHMOD CAPSA_CAPRIGHT(0, 0x0000000000002000ULL)
+#define CAPSA_CAP_FCHOWN CAPSA_CAPRIGHT(0, 0x0000000000004000ULL)
+#define CAPSA_CAP_FCNTL CAPSA_CAPRIGHT(0, 0x0000000000008000ULL)
+#define CAPSA_CAP_FLOCK CAPSA_CAPRIGHT(0, 0x0000000000010000ULL)
+#define CAPSA_CAP_FPATHCONF CAPSA_CAPRIGHT(0, 0x0000000000020000ULL)
+#define CAPSA_CAP_FSCK CAPSA_CAPRIGHT(0, 0x0000000000040000ULL)
+#define CAPSA_CAP_FSTAT CAPSA_CAPRIGHT(0, 0x0000000000080000ULL)
+#define CAPSA_CAP_FSTATFS CAPSA_CAPRIGHT(0, 0x0000000000100000ULL)
+#define CAPSA_CAP_FUTIMES CAPSA_CAPRIGHT(0, 0x0000000000200000ULL)
+#define CAPSA_CAP_LINKAT_TARGET CAPSA_CAPRIGHT(0, 0x0000000000400000ULL)
+#define CAPSA_CAP_MKDIRAT CAPSA_CAPRIGHT(0, 0x0000000000800000ULL)
+#define CAPSA_CAP_MKFIFOAT CAPSA_CAPRIGHT(0, 0x0000000001000000ULL)
+#define CAPSA_CAP_MKNODAT CAPSA_CAPRIGHT(0, 0x0000000002000000ULL)
+#define CAPSA_CAP_RENAMEAT_SOURCE CAPSA_CAPRIGHT(0, 0x0000000004000000ULL)
+#define CAPSA_CAP_SYMLINKAT CAPSA_CAPRIGHT(0, 0x0000000008000000ULL)
+#define CAPSA_CAP_UNLINKAT CAPSA_CAPRIGHT(0, 0x0000000010000000ULL)
+#define CAPSA_CAP_ACCEPT CAPSA_CAPRIGHT(0, 0x0000000020000000ULL)
+#define CAPSA_CAP_BIND CAPSA_CAPRIGHT(0, 0x0000000040000000ULL)
+#define CAPSA_CAP_CONNECT CAPSA_CAPRIGHT(0, 0x0000000080000000ULL)
+#define CAPSA_CAP_GETPEERNAME CAPSA_CAPRIGHT(0, 0x0000000100000000ULL)
+#define CAPSA_CAP_GETSOCKNAME CAPSA_CAPRIGHT(0, 0x0000000200000000ULL)
+#define CAPSA_CAP_GETSOCKOPT CAPSA_CAPRIGHT(0, 0x0000000400000000ULL)
+#define CAPSA_CAP_LISTEN CAPSA_CAPRIGHT(0, 0x0000000800000000ULL)
+#define CAPSA_CAP_PEELOFF CAPSA_CAPRIGHT(0, 0x0000001000000000ULL)
+#define CAPSA_CAP_RECV CAPSA_CAP_READ
+#define CAPSA_CAP_SEND CAPSA_CAP_WRITE
+#define CAPSA_CAP_SETSOCKOPT CAPSA_CAPRIGHT(0, 0x0000002000000000ULL)
+#define CAPSA_CAP_SHUTDOWN CAPSA_CAPRIGHT(0, 0x0000004000000000ULL)
+#define CAPSA_CAP_BINDAT CAPSA_CAPRIGHT(0, 0x0000008000000000ULL)
+#define CAPSA_CAP_CONNECTAT CAPSA_CAPRIGHT(0, 0x0000010000000000ULL)
+#define CAPSA_CAP_LINKAT_SOURCE CAPSA_CAPRIGHT(0, 0x0000020000000000ULL)
+#define CAPSA_CAP_RENAMEAT_TARGET CAPSA_CAPRIGHT(0, 0x0000040000000000ULL)
+#define CAPSA_CAP_ALL0 CAPSA_CAPRIGHT(0, 0x000007FFFFFFFFFFULL)
+
+// Word 1.
+#define CAPSA_CAP_MAC_GET CAPSA_CAPRIGHT(1, 0x0000000000000001ULL)
+#define CAPSA_CAP_MAC_SET CAPSA_CAPRIGHT(1, 0x0000000000000002ULL)
+#define CAPSA_CAP_SEM_GETVALUE CAPSA_CAPRIGHT(1, 0x0000000000000004ULL)
+#define CAPSA_CAP_SEM_POST CAPSA_CAPRIGHT(1, 0x0000000000000008ULL)
+#define CAPSA_CAP_SEM_WAIT CAPSA_CAPRIGHT(1, 0x0000000000000010ULL)
+#define CAPSA_CAP_EVENT CAPSA_CAPRIGHT(1, 0x0000000000000020ULL)
+#define CAPSA_CAP_KQUEUE_EVENT CAPSA_CAPRIGHT(1, 0x0000000000000040ULL)
+#define CAPSA_CAP_IOCTL CAPSA_CAPRIGHT(1, 0x0000000000000080ULL)
+#define CAPSA_CAP_TTYHOOK CAPSA_CAPRIGHT(1, 0x0000000000000100ULL)
+#define CAPSA_CAP_PDGETPID CAPSA_CAPRIGHT(1, 0x0000000000000200ULL)
+#define CAPSA_CAP_PDWAIT CAPSA_CAPRIGHT(1, 0x0000000000000400ULL)
+#define CAPSA_CAP_PDKILL CAPSA_CAPRIGHT(1, 0x0000000000000800ULL)
+#define CAPSA_CAP_EXTATTR_DELETE CAPSA_CAPRIGHT(1, 0x0000000000001000ULL)
+#define CAPSA_CAP_EXTATTR_GET CAPSA_CAPRIGHT(1, 0x0000000000002000ULL)
+#define CAPSA_CAP_EXTATTR_LIST CAPSA_CAPRIGHT(1, 0x0000000000004000ULL)
+#define CAPSA_CAP_EXTATTR_SET CAPSA_CAPRIGHT(1, 0x0000000000008000ULL)
+#define CAPSA_CAP_ACL_CHECK CAPSA_CAPRIGHT(1, 0x0000000000010000ULL)
+#define CAPSA_CAP_ACL_DELETE CAPSA_CAPRIGHT(1, 0x0000000000020000ULL)
+#define CAPSA_CAP_ACL_GET CAPSA_CAPRIGHT(1, 0x0000000000040000ULL)
+#define CAPSA_CAP_ACL_SET CAPSA_CAPRIGHT(1, 0x0000000000080000ULL)
+#define CAPSA_CAP_KQUEUE_CHANGE CAPSA_CAPRIGHT(1, 0x0000000000100000ULL)
+#define CAPSA_CAP_KQUEUE (CAPSA_CAP_KQUEUE_EVENT | CAPSA_CAP_KQUEUE_CHANGE)
+#define CAPSA_CAP_ALL1 CAPSA_CAPRIGHT(1, 0x00000000001FFFFFULL)
+
+// Rights helpers; the variadic ones take a list of CAPSA_CAP_* values
+// (terminated internally, as FreeBSD's macros do). `rights` is owned by the
+// caller; each returns its first argument.
+capsa_rights_t *capsa__rights_init(int version, capsa_rights_t *rights, ...);
+capsa_rights_t *capsa__rights_set(capsa_rights_t *rights, ...);
+capsa_rights_t *capsa__rights_clear(capsa_rights_t *rights, ...);
+bool capsa__rights_is_set(const capsa_rights_t *rights, ...);
+#define capsa_rights_init(...) \
+  capsa__rights_init(CAPSA_RIGHTS_VERSION, __VA_ARGS__, 0ULL)
+#define capsa_rights_set(...) capsa__rights_set(__VA_ARGS__, 0ULL)
+#define capsa_rights_clear(...) capsa__rights_clear(__VA_ARGS__, 0ULL)
+#define capsa_rights_is_set(...) capsa__rights_is_set(__VA_ARGS__, 0ULL)
+
+bool capsa_rights_is_valid(const capsa_rights_t *rights);
+capsa_rights_t *capsa_rights_merge(capsa_rights_t *dst,
+                                   const capsa_rights_t *src);
+capsa_rights_t *capsa_rights_remove(capsa_rights_t *dst,
+                                    const capsa_rights_t *src);
+// true when `big` holds every right in `little`.
+bool capsa_rights_contains(const capsa_rights_t *big,
+                           const capsa_rights_t *little);
+
+// Limits `fd` (still owned by the caller) to `rights`. Returns 0, or
+// -ENOTCAPABLE when `rights` is not a subset of the current rights, -EBADF,
+// -EINVAL for malformed rights.
+int capsa_rights_limit(int fd, const capsa_rights_t *rights);
+// Stores fd's current rights in *rights (all rights for an unlimited fd).
+int capsa_rights_get(int fd, capsa_rights_t *rights);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CAPSA_SANDBOX_RIGHTS_H_

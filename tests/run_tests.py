@@ -1,0 +1,175 @@
+#!/usr/bin/python3
+"""Runs every capsa test binary listed in each build directory's
+tests.manifest, one test per process, with a timeout per test.
+
+Binaries marked run_unprivileged are run a second time as uid/gid 65534 when
+the runner is root. The last line printed is `N passed, N failed` (with
+`, N skipped` when any were skipped); the exit code is non-zero if anything
+failed.
+
+usage: run_tests.py [--jobs N] [--filter SUBSTR] OUT_DIR [OUT_DIR ...]
+"""
+import argparse
+import concurrent.futures
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+NOBODY = 65534
+
+
+def list_tests(binary):
+    out = subprocess.run([binary, "--gtest_list_tests"], capture_output=True,
+                         text=True, timeout=60)
+    if out.returncode != 0:
+        raise RuntimeError("cannot list tests of %s: %s" % (binary, out.stderr))
+    tests, suite = [], None
+    for line in out.stdout.splitlines():
+        name = line.split("#", 1)[0].rstrip()
+        if not name:
+            continue
+        if not line.startswith(" "):
+            suite = name
+        else:
+            tests.append(suite + name.strip())
+    return tests
+
+
+def run_one(binary, test, timeout, unprivileged, cwd):
+    cmd = [binary, "--gtest_filter=" + test, "--gtest_color=no"]
+    env = dict(os.environ)
+    env["CAPSA_TEST_TIMEOUT"] = str(timeout)
+    if unprivileged:
+        cmd = ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
+               "--clear-groups", "--inh-caps=-all"] + cmd
+        env["HOME"] = cwd
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
+                           timeout=timeout + 10, env=env, cwd=cwd,
+                           stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b"")
+        if isinstance(out, bytes):
+            out = out.decode(errors="replace")
+        return "failed", out + "\n[runner] killed after %ds timeout\n" % timeout
+    output = p.stdout + p.stderr
+    if p.returncode == 0 and "[  SKIPPED ]" in p.stdout:
+        return "skipped", output
+    if p.returncode == 0 and "[  PASSED  ] 1 test" in p.stdout:
+        return "passed", output
+    if p.returncode == 0:
+        return "failed", output + "\n[runner] test did not run\n"
+    return "failed", output + "\n[runner] exit status %d\n" % p.returncode
+
+
+def skip_reason(output):
+    for line in output.splitlines():
+        if "Skipped" in line or "skip" in line.lower():
+            if not line.startswith("["):
+                return line.strip()
+    return ""
+
+
+def read_manifest(out_dir):
+    path = os.path.join(out_dir, "tests.manifest")
+    entries = []
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3:
+                entries.append((parts[0], parts[1] == "true", int(parts[2])))
+    return entries
+
+
+def prepare_unprivileged_copy(binary, tmp):
+    """uid 65534 may not reach the build tree (e.g. a clone under /root):
+    run a copy from a world-readable temporary directory."""
+    dst = os.path.join(tmp, os.path.basename(binary))
+    if not os.path.exists(dst):
+        shutil.copy2(binary, dst)
+        os.chmod(dst, 0o755)
+    return dst
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--filter", default="")
+    ap.add_argument("out_dirs", nargs="+")
+    args = ap.parse_args()
+
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    failures = []
+    is_root = os.geteuid() == 0
+    unpriv_tmp = tempfile.mkdtemp(prefix="capsa-unpriv-")
+    os.chmod(unpriv_tmp, 0o777)
+    try:
+        for out_dir in args.out_dirs:
+            config = os.path.basename(os.path.normpath(out_dir))
+            try:
+                manifest = read_manifest(out_dir)
+            except OSError as e:
+                print("[runner] %s: no test manifest (%s)" % (out_dir, e))
+                counts["failed"] += 1
+                failures.append("%s: no test manifest" % out_dir)
+                continue
+            for name, unpriv, timeout in manifest:
+                binary = os.path.abspath(os.path.join(out_dir, name))
+                passes = [(False, binary)]
+                if unpriv and is_root:
+                    tmp = os.path.join(unpriv_tmp, config)
+                    os.makedirs(tmp, mode=0o777, exist_ok=True)
+                    os.chmod(tmp, 0o777)
+                    passes.append((True, prepare_unprivileged_copy(binary, tmp)))
+                elif unpriv:
+                    print("[runner] %s: already unprivileged, no second pass" % name)
+                for unprivileged, path in passes:
+                    label = "%s/%s%s" % (config, name,
+                                         " (uid %d)" % NOBODY if unprivileged else "")
+                    try:
+                        tests = [t for t in list_tests(path) if args.filter in t]
+                    except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
+                        print("[runner] FAIL %s: %s" % (label, e))
+                        counts["failed"] += 1
+                        failures.append(label)
+                        continue
+                    cwd = os.path.dirname(path) if unprivileged else out_dir
+                    local = {"passed": 0, "failed": 0, "skipped": 0}
+                    with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
+                        futs = {ex.submit(run_one, path, t, timeout, unprivileged,
+                                          cwd): t for t in tests}
+                        for fut in concurrent.futures.as_completed(futs):
+                            t = futs[fut]
+                            status, output = fut.result()
+                            local[status] += 1
+                            if status == "failed":
+                                failures.append("%s %s" % (label, t))
+                                print("---- FAILED %s %s ----" % (label, t))
+                                print(output.rstrip())
+                                print("---- end %s ----" % t)
+                            elif status == "skipped":
+                                print("[runner] skipped %s %s: %s" %
+                                      (label, t, skip_reason(output)))
+                    for k in counts:
+                        counts[k] += local[k]
+                    print("[runner] %-45s %d passed, %d failed, %d skipped" %
+                          (label, local["passed"], local["failed"], local["skipped"]))
+                    sys.stdout.flush()
+    finally:
+        shutil.rmtree(unpriv_tmp, ignore_errors=True)
+
+    if failures:
+        print("\nFailed:")
+        for f in failures:
+            print("  " + f)
+    line = "%d passed, %d failed" % (counts["passed"], counts["failed"])
+    if counts["skipped"]:
+        line += ", %d skipped" % counts["skipped"]
+    print(line)
+    return 1 if counts["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
