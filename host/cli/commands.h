@@ -20,5 +20,6 @@ int capsa_cli_usage_error(const char *cmd, const char *usage, const char *msg,
                           const char *arg);
 
 int capsa_cmd_doctor(int argc, char **argv);
+int capsa_cmd_bench(int argc, char **argv);
 
 #endif  // CAPSA_HOST_CLI_COMMANDS_H_

@@ -9,6 +9,7 @@
 static const struct capsa_cli_command kCommands[] = {
     {"doctor", "report what this kernel offers and self-test capability mode",
      capsa_cmd_doctor},
+    {"bench", "benchmarks, as ratios against raw baselines", capsa_cmd_bench},
 };
 
 static void print_usage(FILE *out) {
