@@ -1,0 +1,180 @@
+// Capability mode: FreeBSD's cap_enter(2) on a stock Linux kernel.
+//
+//   // A process sandboxing itself:
+//   int err = capsa_cap_enter();            // 0, or -errno before the point
+//   if (err < 0) fprintf(stderr, "%s\n", capsa_strerror(err));  // of no return
+//   open("/etc/passwd", O_RDONLY);          // -1, errno == ECAPMODE
+//
+//   // A launcher: compile once in the parent, enter cheaply in each child.
+//   capsa_capmode_policy *p = capsa_capmode_policy_new();
+//   capsa_capmode_policy_allow_name(p, "sched_getparam", NULL, 0,
+//                                   "renderer: font thread priority");
+//   if (capsa_capmode_policy_compile(p) < 0) ...;
+//   if (fork() == 0) {
+//     capsa_capmode_policy_enter(p);        // no allocation; _exit on failure
+//     ...                                   // after the first irreversible step
+//   }
+//   capsa_capmode_policy_free(p);
+//
+// Layers, each used when the kernel offers it and reported when not:
+// no_new_privs, Landlock (filesystem beneath held directories only, no TCP
+// bind/connect, abstract unix sockets and signals scoped to the domain), and a
+// seccomp-bpf filter (sandbox/capmode_policy.c: one row per syscall with its
+// condition and reason; default ERRNO(ECAPMODE)). Landlock + seccomp alone give
+// capability mode: no root, no namespaces.
+//
+// CAPSA_TRACE=1 in the environment (read at compile time) or
+// capsa_capmode_policy_set_trace() turns refusals into one stderr line each
+// ("capsa: capmode violation: openat(...) layer=seccomp") while the call still
+// fails with ECAPMODE, as FreeBSD's ktrace capability-violation tracing.
+// Landlock refusals (EACCES/EPERM) cannot be traced this way.
+#ifndef CAPSA_SANDBOX_CAPMODE_H_
+#define CAPSA_SANDBOX_CAPMODE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sandbox/errors.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Enters capability mode with the default policy; directories the process
+// holds open at this moment stay usable through *at(dirfd, ...). Returns 0
+// (also when already in capability mode: idempotent, never widens), or
+// -errno when something could not be prepared -- nothing irreversible has
+// happened then. Once the first irreversible step is taken any failure is
+// fatal (_exit(127)), never a half-entered state. Honours CAPSA_TRACE=1.
+int capsa_cap_enter(void);
+
+// *modep (owned by the caller) = 1 in capability mode, 0 otherwise. Correct in
+// every thread and in children forked after entry. Returns 0 or -EFAULT when
+// modep is NULL.
+int capsa_cap_getmode(unsigned *modep);
+
+// Layers of capability mode (bit flags).
+#define CAPSA_LAYER_NNP (1u << 0)
+#define CAPSA_LAYER_LANDLOCK (1u << 1)
+#define CAPSA_LAYER_SECCOMP (1u << 2)
+#define CAPSA_LAYER_ALL \
+  (CAPSA_LAYER_NNP | CAPSA_LAYER_LANDLOCK | CAPSA_LAYER_SECCOMP)
+
+// One comparison on a syscall argument, as libseccomp's: (arg & mask) op
+// value for CAPSA_CMP_MASKED_EQ, arg op value otherwise (64-bit). C `int`
+// arguments (fds, flags, ioctl requests) must be compared on their low 32
+// bits: use CAPSA_CMP_MASKED_EQ with mask 0xffffffff.
+enum capsa_cmp_op {
+  CAPSA_CMP_NE = 1,
+  CAPSA_CMP_LT,
+  CAPSA_CMP_LE,
+  CAPSA_CMP_EQ,
+  CAPSA_CMP_GE,
+  CAPSA_CMP_GT,
+  CAPSA_CMP_MASKED_EQ,
+};
+struct capsa_arg_cmp {
+  unsigned arg;  // 0..5
+  enum capsa_cmp_op op;
+  uint64_t mask;  // CAPSA_CMP_MASKED_EQ only
+  uint64_t value;
+};
+
+typedef struct capsa_capmode_policy capsa_capmode_policy;
+
+// A policy holding the default capability-mode table. NULL on ENOMEM. Owned by
+// the caller; release with capsa_capmode_policy_free().
+capsa_capmode_policy *capsa_capmode_policy_new(void);
+
+// Records an extra allow rule (per process type: renderer policy lives with
+// its user). `cmps` (borrowed; copied) holds up to 3 comparisons that must all
+// hold; NULL/0 allows the syscall unconditionally. `reason` (borrowed; copied)
+// is required: the table is reviewable data. Rules only add to what the
+// default table allows; they cannot re-allow syscalls the table refuses
+// for safety (execve, ptrace, bpf, ...): -EPERM. -EINVAL for a bad argument,
+// -ENOENT for an unknown syscall name, -EBUSY after _compile().
+int capsa_capmode_policy_allow(capsa_capmode_policy *p, int syscall_nr,
+                               const struct capsa_arg_cmp *cmps,
+                               unsigned ncmps, const char *reason);
+int capsa_capmode_policy_allow_name(capsa_capmode_policy *p,
+                                    const char *syscall_name,
+                                    const struct capsa_arg_cmp *cmps,
+                                    unsigned ncmps, const char *reason);
+
+// Keeps directory `dirfd` usable through *at(dirfd, ...) in capability mode
+// (Landlock rule beneath it). `dirfd` is borrowed: it must stay open until
+// _compile(), which records the directory itself. By default (no call) a
+// policy grants no filesystem access at all; capsa_cap_enter() grants every
+// directory held at entry.
+int capsa_capmode_policy_allow_dir(capsa_capmode_policy *p, int dirfd);
+// Same for every directory descriptor the calling process holds at _compile().
+int capsa_capmode_policy_allow_held_dirs(capsa_capmode_policy *p);
+
+// Violation tracing on/off (default: CAPSA_TRACE=1 in the environment).
+int capsa_capmode_policy_set_trace(capsa_capmode_policy *p, bool on);
+
+// Leaves out layers (CAPSA_LAYER_* bits), to simulate a kernel without them.
+// The report then says "disabled" and complete == false: nothing silently
+// weakens.
+int capsa_capmode_policy_disable_layer(capsa_capmode_policy *p,
+                                       unsigned layers);
+
+// In the parent: probes kernel features, compiles the seccomp table to BPF
+// (libseccomp, binary tree), creates the Landlock ruleset. Returns 0 or
+// -errno (-ENOSYS when no layer at all is available). Call once.
+int capsa_capmode_policy_compile(capsa_capmode_policy *p);
+
+// Child side (after fork, or the process itself): crosses the point of no
+// return. No allocation, async-signal-safe. Returns -EINVAL (not compiled)
+// before doing anything irreversible; otherwise 0, or _exit(127) if a layer
+// that compile() prepared cannot be installed. Several threads: call before
+// creating them (seccomp is installed with TSYNC so existing threads follow).
+int capsa_capmode_policy_enter(const capsa_capmode_policy *p);
+
+void capsa_capmode_policy_free(capsa_capmode_policy *p);
+
+// What capability mode gives here, per layer.
+enum capsa_layer_state {
+  CAPSA_LAYER_ENFORCED = 0,
+  CAPSA_LAYER_UNAVAILABLE,  // the kernel lacks it
+  CAPSA_LAYER_DISABLED,     // capsa_capmode_policy_disable_layer()
+};
+struct capsa_capmode_report {
+  enum capsa_layer_state nnp;
+  enum capsa_layer_state landlock;
+  enum capsa_layer_state seccomp;
+  int landlock_abi;             // 0 when unavailable
+  bool landlock_fs;             // filesystem beneath held dirs
+  bool landlock_fs_truncate;    // ABI >= 3
+  bool landlock_fs_ioctl_dev;   // ABI >= 5
+  bool landlock_net_tcp;        // ABI >= 4: TCP bind/connect
+  bool landlock_scope_abstract_unix;  // ABI >= 6
+  bool landlock_scope_signal;         // ABI >= 6
+  unsigned landlock_dirs;       // directories granted
+  unsigned seccomp_rows;        // policy table rows (default + extra)
+  unsigned seccomp_bpf_len;     // BPF instructions
+  bool trace;
+  bool complete;  // every layer capability mode needs is enforced
+};
+
+// Fills *out (owned by the caller) for a compiled policy. -EINVAL otherwise.
+int capsa_capmode_policy_report(const capsa_capmode_policy *p,
+                                struct capsa_capmode_report *out);
+// The report of the default policy on this kernel (what capsa_cap_enter()
+// gives), without entering anything.
+int capsa_capmode_default_report(struct capsa_capmode_report *out);
+
+// Formats a report into buf (owned by the caller; always NUL-terminated when
+// len > 0): one line of text, or a JSON object when json is true. Returns the
+// length it needed (as snprintf) or -EINVAL.
+int capsa_capmode_report_format(const struct capsa_capmode_report *r,
+                                bool json, char *buf, size_t len);
+
+const char *capsa_layer_state_name(enum capsa_layer_state s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CAPSA_SANDBOX_CAPMODE_H_

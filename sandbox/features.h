@@ -1,0 +1,50 @@
+// Kernel features capability mode and launchers build on, probed once.
+//
+//   const struct capsa_features *f = capsa_features_get();
+//   if (f->landlock_abi >= 6) ...           // signal / abstract-unix scoping
+//   char buf[512];
+//   capsa_features_format(f, true, buf, sizeof buf);   // JSON for `doctor`
+//
+// The first call probes (it may fork a short-lived child to try an
+// unprivileged user namespace); later calls return the cache. Probe before
+// entering capability mode: probes run inside it would see the sandbox, not
+// the kernel. capsa_cap_enter() and capsa_capmode_policy_compile() do so.
+#ifndef CAPSA_SANDBOX_FEATURES_H_
+#define CAPSA_SANDBOX_FEATURES_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct capsa_features {
+  bool no_new_privs;      // PR_SET_NO_NEW_PRIVS
+  bool seccomp_filter;    // SECCOMP_MODE_FILTER
+  bool seccomp_tsync;     // SECCOMP_FILTER_FLAG_TSYNC
+  bool seccomp_kill_process;  // SECCOMP_RET_KILL_PROCESS available
+  bool seccomp_trap;          // SECCOMP_RET_TRAP available
+  int landlock_abi;       // 0: no Landlock (or disabled at boot)
+  bool userns_unprivileged;  // an unprivileged process may unshare(USER)
+  bool pidfd;             // pidfd_open
+  bool clone3;            // clone3 syscall exists
+  bool memfd_seals;       // MFD_ALLOW_SEALING
+  bool memfd_noexec_seal;  // MFD_NOEXEC_SEAL (6.3+)
+  bool cgroup2;           // cgroup v2 mounted on /sys/fs/cgroup
+  bool x32_abi;           // x32 syscalls reach the kernel (CONFIG_X86_X32_ABI)
+};
+
+// Probed once (thread-safe); the returned struct is static, never freed.
+const struct capsa_features *capsa_features_get(void);
+
+// Formats f into buf (owned by the caller): one line "name=value ..." or a
+// JSON object. Returns the length needed (as snprintf) or -EINVAL.
+int capsa_features_format(const struct capsa_features *f, bool json,
+                          char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CAPSA_SANDBOX_FEATURES_H_
