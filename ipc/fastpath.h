@@ -1,0 +1,41 @@
+// A second transport beside a channel's socket: small messages without
+// handles may travel through it (ipc/ring.h implements one over shared
+// memory); messages with handles always take the socket.
+//
+//   capsa_fastpath_t fp = {.ctx = ring, .send = ring_send, .recv = ring_recv};
+//   capsa_channel_set_fastpath(ch, &fp);       // ipc/uv_channel.h
+//   ... when the ring signals data: capsa_channel_poll_fastpath(ch);
+//
+// Order: every envelope carries a per-direction sequence number. The sender
+// numbers messages in the order of its send calls and never uses the fast
+// path while socket sends are queued; the receiver delivers strictly in
+// sequence order, reading the other transport when the next number is
+// missing from one. A gap that neither transport fills is a bad message.
+#ifndef CAPSA_IPC_FASTPATH_H_
+#define CAPSA_IPC_FASTPATH_H_
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct capsa_fastpath {
+  void *ctx;  // owned by whoever set the fast path; passed back as is
+  // Sends one encoded message (`buf`, `len` bytes, borrowed). Returns 0 when
+  // sent, -EAGAIN when full (the channel then uses the socket), other
+  // negative errno when broken.
+  int (*send)(void *ctx, const uint8_t *buf, size_t len);
+  // Copies the next message into `buf` (`cap` = CAPSA_IPC_MAX_MESSAGE bytes).
+  // Returns its length, 0 when empty, negative errno when the ring is broken
+  // or the peer wrote garbage (treated as a bad message).
+  ssize_t (*recv)(void *ctx, uint8_t *buf, size_t cap);
+} capsa_fastpath_t;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CAPSA_IPC_FASTPATH_H_

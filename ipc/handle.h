@@ -1,0 +1,51 @@
+// Checking a received descriptor against the handle its message declares.
+//
+//   char why[CAPSA_IPC_REASON_MAX];
+//   int err = capsa_handle_check(fd, &msg.handles[i], why, sizeof why);
+//   if (err < 0) { close(fd); bad_message(why); }
+//
+// Everything here is non-blocking whatever the descriptor is (a FIFO, a
+// directory, a socket connected elsewhere, a device): only fstat, fcntl
+// (F_GETFL, F_GET_SEALS), getsockopt, getsockname and getpeername are used;
+// nothing is ever opened, read or written. These are the syscalls the
+// capability-mode policy must allow for a receiver.
+//
+// Rules per kind (a declaration wider than the descriptor is refused):
+//   SHM      regular file that accepts F_GET_SEALS (a memfd), st_size ==
+//            declared size, sealed F_SEAL_GROW|F_SEAL_SHRINK; not executable
+//            (no exec mode bits); writable: O_RDWR and no write seal;
+//            read-only: F_SEAL_WRITE or F_SEAL_FUTURE_WRITE.
+//   CHANNEL  AF_UNIX SOCK_SEQPACKET, unnamed and with an unnamed peer (a
+//            socketpair end, not a socket bound or connected to a path).
+//   FILE     regular file, opened O_RDONLY (not O_PATH), st_size == size.
+// Rights must be valid and within the kind's maximum (capsa_handle_max_rights).
+#ifndef CAPSA_IPC_HANDLE_H_
+#define CAPSA_IPC_HANDLE_H_
+
+#include <stddef.h>
+
+#include "ipc/message.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Checks `fd` (borrowed: neither closed nor modified) against `decl` (its fd
+// member is ignored). Returns 0, or -EBADMSG with a reason.
+int capsa_handle_check(int fd, const capsa_handle_t *decl, char *reason,
+                       size_t reason_size);
+
+// Checks a declaration alone (kind known, rights valid and within the kind's
+// maximum, size in range). Returns 0 or -EBADMSG with a reason.
+int capsa_handle_check_decl(const capsa_handle_t *decl, char *reason,
+                            size_t reason_size);
+
+// The widest rights a handle of `kind` may declare (`writable`: shm only).
+void capsa_handle_max_rights(capsa_handle_kind_t kind, bool writable,
+                             capsa_rights_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CAPSA_IPC_HANDLE_H_

@@ -1,0 +1,263 @@
+// capsa IPC messages as plain C structs: what the codec encodes and decodes.
+//
+//   capsa_msg_t m;
+//   capsa_msg_init(&m, CAPSA_MSG_LOG);
+//   m.u.log.level = CAPSA_LOG_INFO;
+//   m.u.log.text = "frame 3 painted";        // borrowed, not copied
+//   int err = capsa_channel_send(ch, &m);     // ipc/uv_channel.h
+//
+// Strings and byte arrays are borrowed pointers. In a message you build they
+// point to your memory until the send call returns; in a received message
+// they point into the channel's receive buffer and are valid only during the
+// callback that delivered it (copy what you keep).
+//
+// Adding a message: a table in ipc/schema/capsa_ipc.fbs (appended to the Body
+// union, whose order is the numbering below), a struct and enum value here,
+// and one row in the dispatch table ipc/message_table.c (direction, handles,
+// semantic check); the codec's encode/decode switch in ipc/codec.cc follows.
+#ifndef CAPSA_IPC_MESSAGE_H_
+#define CAPSA_IPC_MESSAGE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sandbox/rights.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Wire protocol version carried in every envelope; a mismatch is a bad
+// message.
+#define CAPSA_IPC_VERSION 1
+
+// Limits. A peer exceeding any of them sent a bad message.
+#define CAPSA_IPC_MAX_MESSAGE 65536        // encoded envelope, bytes
+#define CAPSA_IPC_MAX_HANDLES 8            // descriptors per message
+#define CAPSA_IPC_MAX_STRING 4096          // any string field, bytes
+#define CAPSA_IPC_MAX_DIMENSION 16384      // width / height, pixels
+#define CAPSA_IPC_MAX_REGION (1ULL << 32)  // declared shm / file size
+#define CAPSA_IPC_REASON_MAX 160           // reason buffers, bytes incl. NUL
+
+// Numbering = the flatbuffers Body union order (checked at compile time).
+typedef enum capsa_msg_type {
+  CAPSA_MSG_NONE = 0,
+  CAPSA_MSG_HELLO = 1,              // renderer -> host, first message
+  CAPSA_MSG_LOAD_CONTENT = 2,       // host -> renderer
+  CAPSA_MSG_FRAME_READY = 3,        // renderer -> host
+  CAPSA_MSG_RESIZE = 4,             // host -> renderer
+  CAPSA_MSG_INPUT_EVENT = 5,        // host -> renderer
+  CAPSA_MSG_RESOURCE_REQUEST = 6,   // renderer -> host, request
+  CAPSA_MSG_RESOURCE_RESPONSE = 7,  // host -> renderer, response
+  CAPSA_MSG_LOG = 8,                // renderer -> host
+  CAPSA_MSG_PING = 9,               // either way, request
+  CAPSA_MSG_PONG = 10,              // either way, response
+  CAPSA_MSG_SHUTDOWN = 11,          // host -> renderer
+  CAPSA_MSG_ERROR = 12,             // either way; may answer a request
+  CAPSA_MSG_GZIP_JOB = 13,          // host -> renderer, request
+  CAPSA_MSG_GZIP_RESULT = 14,       // renderer -> host, response
+  CAPSA_MSG_TYPE_COUNT
+} capsa_msg_type_t;
+
+// Envelope flags.
+#define CAPSA_MSG_F_REQUEST 0x1u   // expects a response with the same id
+#define CAPSA_MSG_F_RESPONSE 0x2u  // answers request_id
+#define CAPSA_MSG_F_ALL (CAPSA_MSG_F_REQUEST | CAPSA_MSG_F_RESPONSE)
+
+// What a handle is; checked against the received descriptor (ipc/handle.h).
+typedef enum capsa_handle_kind {
+  CAPSA_HANDLE_NONE = 0,
+  CAPSA_HANDLE_SHM = 1,      // sealed memfd (ipc/shm.h)
+  CAPSA_HANDLE_CHANNEL = 2,  // unnamed AF_UNIX SOCK_SEQPACKET endpoint
+  CAPSA_HANDLE_FILE = 3,     // regular file opened read-only
+} capsa_handle_kind_t;
+
+// A descriptor travelling with a message, and what the sender declares about
+// it. Ownership of `fd`: see capsa_channel_send (sending) and
+// capsa_msg_take_handle (receiving).
+typedef struct capsa_handle {
+  int fd;
+  capsa_handle_kind_t kind;
+  capsa_rights_t rights;  // applied by the receiver; never wider than kind
+  uint64_t size;          // shm: region size; file: file size; channel: 0
+  bool writable;          // shm only: the receiver may map it writable
+} capsa_handle_t;
+
+typedef struct capsa_bytes {
+  const uint8_t *data;  // borrowed; NULL when len == 0
+  size_t len;
+} capsa_bytes_t;
+
+// Namespaces in capsa_sandbox_report.namespaces.
+#define CAPSA_NS_USER 0x01u
+#define CAPSA_NS_PID 0x02u
+#define CAPSA_NS_IPC 0x04u
+#define CAPSA_NS_MOUNT 0x08u
+#define CAPSA_NS_NET 0x10u
+
+// The renderer's own account of its confinement (the host double-checks
+// what it can; a compromised renderer can lie here).
+typedef struct capsa_sandbox_report {
+  bool capmode;  // capability mode entered (seccomp policy loaded)
+  bool no_new_privs;
+  int32_t landlock_abi;  // 0: Landlock not enforced
+  uint32_t namespaces;   // CAPSA_NS_* bits
+  const char *detail;    // free text, may be NULL
+} capsa_sandbox_report_t;
+
+typedef struct capsa_msg_hello {
+  uint32_t protocol_version;  // CAPSA_IPC_VERSION
+  int32_t pid;                // in the renderer's pid namespace
+  const char *renderer_kind;  // "html", "image", "gzip"...; may be NULL
+  capsa_sandbox_report_t sandbox;
+} capsa_msg_hello_t;
+
+// Content to render: inline `data`, or one handle (read-only file or
+// read-only shm) of `size` bytes.
+typedef struct capsa_msg_load_content {
+  const char *url;   // may be NULL
+  const char *mime;  // may be NULL
+  capsa_bytes_t data;
+} capsa_msg_load_content_t;
+
+// Pixel formats.
+#define CAPSA_PIXEL_BGRA8888 1u
+#define CAPSA_PIXEL_RGBA8888 2u
+
+// A frame was painted into the region the host gave with RESIZE; the host
+// checks offset + stride * height against that region's size.
+typedef struct capsa_msg_frame_ready {
+  uint64_t frame_id;
+  uint32_t width, height, stride;  // stride >= width * 4
+  uint32_t format;                 // CAPSA_PIXEL_*
+  uint64_t offset;                 // into the frame region
+} capsa_msg_frame_ready_t;
+
+// New viewport; optionally one writable shm handle: the frame region.
+typedef struct capsa_msg_resize {
+  uint32_t width, height;
+  uint32_t scale_milli;  // device scale * 1000, 1..16000
+} capsa_msg_resize_t;
+
+typedef enum capsa_input_kind {
+  CAPSA_INPUT_KEY_DOWN = 1,
+  CAPSA_INPUT_KEY_UP = 2,
+  CAPSA_INPUT_MOUSE_MOVE = 3,
+  CAPSA_INPUT_MOUSE_DOWN = 4,
+  CAPSA_INPUT_MOUSE_UP = 5,
+  CAPSA_INPUT_WHEEL = 6,
+  CAPSA_INPUT_TEXT = 7,
+  CAPSA_INPUT_KIND_MAX = 7,
+} capsa_input_kind_t;
+
+typedef struct capsa_msg_input_event {
+  uint32_t kind;  // capsa_input_kind_t
+  int32_t x, y;   // pixels; wheel: deltas
+  uint32_t button;
+  uint32_t key;
+  uint32_t modifiers;
+  const char *text;  // CAPSA_INPUT_TEXT only; may be NULL
+} capsa_msg_input_event_t;
+
+// The renderer asks the broker for a resource (a request).
+typedef struct capsa_msg_resource_request {
+  const char *url;  // required, non-empty
+} capsa_msg_resource_request_t;
+
+// The broker's answer: inline data or one read-only handle (file or shm).
+typedef struct capsa_msg_resource_response {
+  int32_t status;  // 0 or a negative errno
+  const char *mime;
+  capsa_bytes_t data;
+} capsa_msg_resource_response_t;
+
+enum { CAPSA_LOG_DEBUG = 0, CAPSA_LOG_INFO, CAPSA_LOG_WARN, CAPSA_LOG_ERROR };
+typedef struct capsa_msg_log {
+  uint32_t level;  // CAPSA_LOG_*
+  const char *text;
+} capsa_msg_log_t;
+
+typedef struct capsa_msg_ping {  // PING (request) and PONG (response)
+  uint64_t seq;
+  capsa_bytes_t payload;
+} capsa_msg_ping_t;
+
+typedef struct capsa_msg_shutdown {
+  const char *reason;  // may be NULL
+} capsa_msg_shutdown_t;
+
+typedef struct capsa_msg_error {
+  int32_t code;  // negative errno
+  const char *message;
+} capsa_msg_error_t;
+
+enum { CAPSA_GZIP_COMPRESS = 1, CAPSA_GZIP_DECOMPRESS = 2 };
+// Data in and out either inline (no handles), or through two shm handles:
+// [0] input, read-only, in_size bytes; [1] output, writable.
+typedef struct capsa_msg_gzip_job {
+  uint64_t job_id;
+  uint32_t op;    // CAPSA_GZIP_*
+  int32_t level;  // 0..9, compress only
+  uint64_t in_size;
+  capsa_bytes_t data;  // inline input
+} capsa_msg_gzip_job_t;
+
+typedef struct capsa_msg_gzip_result {
+  uint64_t job_id;
+  int32_t status;  // 0 or a negative errno
+  uint64_t out_size;
+  capsa_bytes_t data;  // inline output (when the job had no handles)
+} capsa_msg_gzip_result_t;
+
+typedef struct capsa_msg {
+  capsa_msg_type_t type;
+  uint32_t flags;       // CAPSA_MSG_F_*
+  uint64_t request_id;  // requests and responses; set by the channel
+  uint64_t seq;         // per-direction order; set by the channel
+  uint32_t handle_count;
+  capsa_handle_t handles[CAPSA_IPC_MAX_HANDLES];
+  union {
+    capsa_msg_hello_t hello;
+    capsa_msg_load_content_t load_content;
+    capsa_msg_frame_ready_t frame_ready;
+    capsa_msg_resize_t resize;
+    capsa_msg_input_event_t input_event;
+    capsa_msg_resource_request_t resource_request;
+    capsa_msg_resource_response_t resource_response;
+    capsa_msg_log_t log;
+    capsa_msg_ping_t ping;  // PING and PONG
+    capsa_msg_shutdown_t shutdown;
+    capsa_msg_error_t error;
+    capsa_msg_gzip_job_t gzip_job;
+    capsa_msg_gzip_result_t gzip_result;
+  } u;
+} capsa_msg_t;
+
+// Zeroes *msg, sets its type and marks every handle slot empty (fd -1).
+void capsa_msg_init(capsa_msg_t *msg, capsa_msg_type_t type);
+
+// Appends a handle declaration. `fd` stays owned by the caller until a send
+// succeeds. Returns the handle index, or -E2BIG when the message is full,
+// -EINVAL for a bad kind or fd.
+int capsa_msg_add_handle(capsa_msg_t *msg, int fd, capsa_handle_kind_t kind,
+                         const capsa_rights_t *rights, uint64_t size,
+                         bool writable);
+
+// In a received message: takes ownership of handle `i`'s descriptor (the
+// channel no longer closes it) and returns it, or -EBADF when the slot is
+// empty or was already taken.
+int capsa_msg_take_handle(capsa_msg_t *msg, uint32_t i);
+
+// Closes every descriptor still held by a received message (fd -> -1). The
+// channels call this after the callback returns.
+void capsa_msg_close_handles(capsa_msg_t *msg);
+
+// "hello", "ping", ...; "?" for unknown values. Static string.
+const char *capsa_msg_type_name(uint32_t type);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CAPSA_IPC_MESSAGE_H_

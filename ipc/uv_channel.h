@@ -1,0 +1,144 @@
+// A capsa channel on a libuv loop: the host side of a renderer's socket.
+//
+//   static void on_msg(capsa_channel_t *ch, capsa_msg_t *m) {
+//     if (m->type == CAPSA_MSG_HELLO) ...;        // m valid during the call
+//   }
+//   static void on_err(capsa_channel_t *ch, int err, const char *why) {
+//     // -EBADMSG: bad message -> kill the renderer, never trust it again.
+//     // -EPIPE: peer closed.  The channel has stopped reading either way.
+//     capsa_channel_close(ch, on_closed);
+//   }
+//   capsa_channel_t ch;
+//   capsa_channel_init(loop, &ch, fd, NULL);       // ch owns fd from now on
+//   ch.data = renderer;
+//   capsa_channel_start(&ch, on_msg, on_err);
+//   capsa_channel_request(&ch, &ping, 1000, on_pong, arg);
+//
+// The socket is one end of an AF_UNIX SOCK_SEQPACKET socketpair, made
+// non-blocking by init. Every received message is verified (ipc/codec.h),
+// its descriptors checked against their declarations (ipc/handle.h) and
+// limited to the declared rights, and it must fit the peer's state machine
+// (ipc/validate.h); a response must answer an outstanding request. Any
+// failure reports -EBADMSG once through on_error, closes all descriptors of
+// that message and stops reading for good.
+//
+// Limits: sends that the kernel cannot take now are queued up to
+// max_queued_bytes, after which capsa_channel_send returns -ENOBUFS; while
+// the queue is above half of that the channel stops reading from the peer
+// (backpressure: a peer that never reads cannot make us queue without
+// bound). At most max_messages_per_wakeup messages are handled per loop
+// iteration, so one flooding peer cannot starve the others on the loop.
+#ifndef CAPSA_IPC_UV_CHANNEL_H_
+#define CAPSA_IPC_UV_CHANNEL_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uv.h>
+
+#include "ipc/fastpath.h"
+#include "ipc/message.h"
+#include "ipc/validate.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct capsa_channel capsa_channel_t;
+
+// `msg` and everything it points to are valid only during the call. Its
+// descriptors are closed after the callback unless taken with
+// capsa_msg_take_handle(). A request (CAPSA_MSG_F_REQUEST) is answered with
+// capsa_channel_reply().
+typedef void (*capsa_channel_message_cb)(capsa_channel_t *ch, capsa_msg_t *msg);
+// err: -EBADMSG (bad message; `reason` says why), -EPIPE (peer closed),
+// other negative errno (socket error). Called at most once.
+typedef void (*capsa_channel_error_cb)(capsa_channel_t *ch, int err,
+                                       const char *reason);
+// status: 0 with `reply` (valid during the call, as in message_cb),
+// -ETIMEDOUT, or -ECANCELED (channel closed / broken) with reply NULL.
+// Called exactly once per successful capsa_channel_request.
+typedef void (*capsa_channel_reply_cb)(capsa_channel_t *ch, int status,
+                                       capsa_msg_t *reply, void *arg);
+typedef void (*capsa_channel_close_cb)(capsa_channel_t *ch);
+
+typedef struct capsa_channel_options {
+  capsa_peer_role_t peer;            // default CAPSA_PEER_RENDERER
+  size_t max_queued_bytes;           // default 1 MiB
+  unsigned max_messages_per_wakeup;  // default 16
+  // Apply each accepted handle's declared rights with capsa_rights_limit()
+  // before delivering it. Default off on the host (its rights table is per
+  // process and it re-delegates handles), on in renderers.
+  int apply_rights;
+} capsa_channel_options_t;
+
+struct capsa_channel {
+  void *data;  // for the user
+  // Private.
+  uv_loop_t *loop;
+  uv_poll_t poll;
+  uv_timer_t timer;
+  struct capsa__chan_core *core;
+  capsa_channel_message_cb on_message;
+  capsa_channel_error_cb on_error;
+  capsa_channel_close_cb on_close;
+  unsigned max_per_wakeup;
+  int poll_events;
+  int handles_open;
+  int flags;
+};
+
+// Binds `fd` to the loop. On success the channel owns `fd` (closed by
+// capsa_channel_close); on error the caller still owns it. `opts` may be
+// NULL (defaults) and is copied. Returns 0, -EINVAL (not a SOCK_SEQPACKET
+// socket), -ENOMEM.
+int capsa_channel_init(uv_loop_t *loop, capsa_channel_t *ch, int fd,
+                       const capsa_channel_options_t *opts);
+
+// Starts reading. Returns 0, -EINVAL, -EPIPE after a failure.
+int capsa_channel_start(capsa_channel_t *ch, capsa_channel_message_cb on_msg,
+                        capsa_channel_error_cb on_error);
+// Stops reading (sends still flush). Returns 0.
+int capsa_channel_stop(capsa_channel_t *ch);
+
+// Sends `msg` (borrowed; the channel sets its seq). On success the channel
+// owns every handle fd in `msg` (they are closed once sent; the receiver
+// gets copies), and the bytes are copied. On error the caller keeps them.
+// Returns 0, -ENOBUFS (queue full), -EINVAL / -EMSGSIZE (bad message),
+// -EPIPE (channel closed or broken).
+int capsa_channel_send(capsa_channel_t *ch, capsa_msg_t *msg);
+
+// Sends `msg` as a request (sets CAPSA_MSG_F_REQUEST and a fresh
+// request_id) and calls `cb` once: with the reply, or -ETIMEDOUT after
+// `timeout_ms`, or -ECANCELED. Ownership as capsa_channel_send. Returns 0,
+// -EAGAIN (too many outstanding requests), or as capsa_channel_send (then
+// `cb` is never called).
+int capsa_channel_request(capsa_channel_t *ch, capsa_msg_t *msg,
+                          uint64_t timeout_ms, capsa_channel_reply_cb cb,
+                          void *arg);
+
+// Answers `request` (borrowed) with `reply` (sets CAPSA_MSG_F_RESPONSE and
+// the request's id). Ownership as capsa_channel_send.
+int capsa_channel_reply(capsa_channel_t *ch, const capsa_msg_t *request,
+                        capsa_msg_t *reply);
+
+// Installs a second transport (ipc/fastpath.h); `fp` is copied, its ctx
+// stays owned by the caller and must outlive the channel. Returns 0.
+int capsa_channel_set_fastpath(capsa_channel_t *ch, const capsa_fastpath_t *fp);
+// Delivers what the fast path holds (call when it signals data). Returns 0
+// or the error also reported through on_error.
+int capsa_channel_poll_fastpath(capsa_channel_t *ch);
+
+// Bytes waiting in the send queue.
+size_t capsa_channel_queued_bytes(const capsa_channel_t *ch);
+
+// Closes the socket and every queued descriptor, cancels outstanding
+// requests (-ECANCELED), then calls `cb` (may be NULL) from the loop. The
+// memory of *ch must stay valid until then.
+void capsa_channel_close(capsa_channel_t *ch, capsa_channel_close_cb cb);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CAPSA_IPC_UV_CHANNEL_H_
