@@ -42,11 +42,13 @@ typedef struct capsa_rights {
 #define CAPSA_CAP_MMAP CAPSA_CAPRIGHT(0, 0x0000000000000010ULL)
 #define CAPSA_CAP_MMAP_R (CAPSA_CAP_MMAP | CAPSA_CAP_SEEK | CAPSA_CAP_READ)
 #define CAPSA_CAP_MMAP_W (CAPSA_CAP_MMAP | CAPSA_CAP_SEEK | CAPSA_CAP_WRITE)
-#define CAPSA_CAP_MMAP_X (CAPSA_CAP_MMAP | CAPSA_CAP_SEEK | 0x0000000000000020ULL)
+#define CAPSA_CAP_MMAP_X \
+  (CAPSA_CAP_MMAP | CAPSA_CAP_SEEK | 0x0000000000000020ULL)
 #define CAPSA_CAP_MMAP_RW (CAPSA_CAP_MMAP_R | CAPSA_CAP_MMAP_W)
 #define CAPSA_CAP_MMAP_RX (CAPSA_CAP_MMAP_R | CAPSA_CAP_MMAP_X)
 #define CAPSA_CAP_MMAP_WX (CAPSA_CAP_MMAP_W | CAPSA_CAP_MMAP_X)
-#define CAPSA_CAP_MMAP_RWX (CAPSA_CAP_MMAP_R | CAPSA_CAP_MMAP_W | CAPSA_CAP_MMAP_X)
+#define CAPSA_CAP_MMAP_RWX \
+  (CAPSA_CAP_MMAP_R | CAPSA_CAP_MMAP_W | CAPSA_CAP_MMAP_X)
 #define CAPSA_CAP_CREATE CAPSA_CAPRIGHT(0, 0x0000000000000040ULL)
 #define CAPSA_CAP_FEXECVE CAPSA_CAPRIGHT(0, 0x0000000000000080ULL)
 #define CAPSA_CAP_FSYNC CAPSA_CAPRIGHT(0, 0x0000000000000100ULL)
@@ -63,13 +65,13 @@ typedef struct capsa_rights {
 #define CAPSA_CAP_FSTAT CAPSA_CAPRIGHT(0, 0x0000000000080000ULL)
 #define CAPSA_CAP_FSTATFS CAPSA_CAPRIGHT(0, 0x0000000000100000ULL)
 #define CAPSA_CAP_FUTIMES CAPSA_CAPRIGHT(0, 0x0000000000200000ULL)
-#define CAPSA_CAP_LINKAT_TARGET CAPSA_CAPRIGHT(0, 0x0000000000400000ULL)
-#define CAPSA_CAP_MKDIRAT CAPSA_CAPRIGHT(0, 0x0000000000800000ULL)
-#define CAPSA_CAP_MKFIFOAT CAPSA_CAPRIGHT(0, 0x0000000001000000ULL)
-#define CAPSA_CAP_MKNODAT CAPSA_CAPRIGHT(0, 0x0000000002000000ULL)
-#define CAPSA_CAP_RENAMEAT_SOURCE CAPSA_CAPRIGHT(0, 0x0000000004000000ULL)
-#define CAPSA_CAP_SYMLINKAT CAPSA_CAPRIGHT(0, 0x0000000008000000ULL)
-#define CAPSA_CAP_UNLINKAT CAPSA_CAPRIGHT(0, 0x0000000010000000ULL)
+#define CAPSA_CAP_LINKAT_TARGET (CAPSA_CAP_LOOKUP | 0x0000000000400000ULL)
+#define CAPSA_CAP_MKDIRAT (CAPSA_CAP_LOOKUP | 0x0000000000800000ULL)
+#define CAPSA_CAP_MKFIFOAT (CAPSA_CAP_LOOKUP | 0x0000000001000000ULL)
+#define CAPSA_CAP_MKNODAT (CAPSA_CAP_LOOKUP | 0x0000000002000000ULL)
+#define CAPSA_CAP_RENAMEAT_SOURCE (CAPSA_CAP_LOOKUP | 0x0000000004000000ULL)
+#define CAPSA_CAP_SYMLINKAT (CAPSA_CAP_LOOKUP | 0x0000000008000000ULL)
+#define CAPSA_CAP_UNLINKAT (CAPSA_CAP_LOOKUP | 0x0000000010000000ULL)
 #define CAPSA_CAP_ACCEPT CAPSA_CAPRIGHT(0, 0x0000000020000000ULL)
 #define CAPSA_CAP_BIND CAPSA_CAPRIGHT(0, 0x0000000040000000ULL)
 #define CAPSA_CAP_CONNECT CAPSA_CAPRIGHT(0, 0x0000000080000000ULL)
@@ -82,11 +84,27 @@ typedef struct capsa_rights {
 #define CAPSA_CAP_SEND CAPSA_CAP_WRITE
 #define CAPSA_CAP_SETSOCKOPT CAPSA_CAPRIGHT(0, 0x0000002000000000ULL)
 #define CAPSA_CAP_SHUTDOWN CAPSA_CAPRIGHT(0, 0x0000004000000000ULL)
-#define CAPSA_CAP_BINDAT CAPSA_CAPRIGHT(0, 0x0000008000000000ULL)
-#define CAPSA_CAP_CONNECTAT CAPSA_CAPRIGHT(0, 0x0000010000000000ULL)
-#define CAPSA_CAP_LINKAT_SOURCE CAPSA_CAPRIGHT(0, 0x0000020000000000ULL)
-#define CAPSA_CAP_RENAMEAT_TARGET CAPSA_CAPRIGHT(0, 0x0000040000000000ULL)
+#define CAPSA_CAP_BINDAT (CAPSA_CAP_LOOKUP | 0x0000008000000000ULL)
+#define CAPSA_CAP_CONNECTAT (CAPSA_CAP_LOOKUP | 0x0000010000000000ULL)
+#define CAPSA_CAP_LINKAT_SOURCE (CAPSA_CAP_LOOKUP | 0x0000020000000000ULL)
+#define CAPSA_CAP_RENAMEAT_TARGET (CAPSA_CAP_LOOKUP | 0x0000040000000000ULL)
 #define CAPSA_CAP_ALL0 CAPSA_CAPRIGHT(0, 0x000007FFFFFFFFFFULL)
+
+// Word-0 combinations, as FreeBSD names them.
+#define CAPSA_CAP_CHFLAGSAT (CAPSA_CAP_FCHFLAGS | CAPSA_CAP_LOOKUP)
+#define CAPSA_CAP_FCHMODAT (CAPSA_CAP_FCHMOD | CAPSA_CAP_LOOKUP)
+#define CAPSA_CAP_FCHOWNAT (CAPSA_CAP_FCHOWN | CAPSA_CAP_LOOKUP)
+#define CAPSA_CAP_FSTATAT (CAPSA_CAP_FSTAT | CAPSA_CAP_LOOKUP)
+#define CAPSA_CAP_FUTIMESAT (CAPSA_CAP_FUTIMES | CAPSA_CAP_LOOKUP)
+#define CAPSA_CAP_SOCK_CLIENT                                          \
+  (CAPSA_CAP_CONNECT | CAPSA_CAP_GETPEERNAME | CAPSA_CAP_GETSOCKNAME | \
+   CAPSA_CAP_GETSOCKOPT | CAPSA_CAP_PEELOFF | CAPSA_CAP_RECV |         \
+   CAPSA_CAP_SEND | CAPSA_CAP_SETSOCKOPT | CAPSA_CAP_SHUTDOWN)
+#define CAPSA_CAP_SOCK_SERVER                                        \
+  (CAPSA_CAP_ACCEPT | CAPSA_CAP_BIND | CAPSA_CAP_GETPEERNAME |       \
+   CAPSA_CAP_GETSOCKNAME | CAPSA_CAP_GETSOCKOPT | CAPSA_CAP_LISTEN | \
+   CAPSA_CAP_PEELOFF | CAPSA_CAP_RECV | CAPSA_CAP_SEND |             \
+   CAPSA_CAP_SETSOCKOPT | CAPSA_CAP_SHUTDOWN)
 
 // Word 1.
 #define CAPSA_CAP_MAC_GET CAPSA_CAPRIGHT(1, 0x0000000000000001ULL)
@@ -112,6 +130,30 @@ typedef struct capsa_rights {
 #define CAPSA_CAP_KQUEUE_CHANGE CAPSA_CAPRIGHT(1, 0x0000000000100000ULL)
 #define CAPSA_CAP_KQUEUE (CAPSA_CAP_KQUEUE_EVENT | CAPSA_CAP_KQUEUE_CHANGE)
 #define CAPSA_CAP_ALL1 CAPSA_CAPRIGHT(1, 0x00000000001FFFFFULL)
+#define CAPSA_CAP_POLL_EVENT CAPSA_CAP_EVENT
+
+// Which word a right lives in (1 or 2), and its version, as FreeBSD's
+// CAPIDXBIT / CAPRVER.
+#define CAPSA_CAPIDXBIT(right) ((int)(((right) >> 57) & 0x1F))
+#define CAPSA_CAPRVER(right) ((int)((right) >> 62))
+
+// fcntl(2) commands a CAPSA_CAP_FCNTL descriptor may use, as a mask for
+// capsa_fcntls_limit(). FreeBSD's bit values (1 << its F_GETFL, F_SETFL,
+// F_GETOWN, F_SETOWN); capsa maps them onto Linux's commands, including the
+// Linux-only ones (F_GETOWN_EX, F_SETSIG, F_ADD_SEALS, ...: see
+// rights_policy.c).
+#define CAPSA_CAP_FCNTL_GETFL (1u << 3)
+#define CAPSA_CAP_FCNTL_SETFL (1u << 4)
+#define CAPSA_CAP_FCNTL_GETOWN (1u << 5)
+#define CAPSA_CAP_FCNTL_SETOWN (1u << 6)
+#define CAPSA_CAP_FCNTL_ALL                                                 \
+  (CAPSA_CAP_FCNTL_GETFL | CAPSA_CAP_FCNTL_SETFL | CAPSA_CAP_FCNTL_GETOWN | \
+   CAPSA_CAP_FCNTL_SETOWN)
+
+// capsa_ioctls_get() result for a descriptor whose ioctls are not limited.
+#define CAPSA_IOCTLS_ALL (-1)
+// Longest ioctl list capsa_ioctls_limit() accepts (FreeBSD: 256).
+#define CAPSA_IOCTLS_LIMIT_MAX 256
 
 // Rights helpers; the variadic ones take a list of CAPSA_CAP_* values
 // (terminated internally, as FreeBSD's macros do). `rights` is owned by the
@@ -126,6 +168,10 @@ bool capsa__rights_is_set(const capsa_rights_t *rights, ...);
 #define capsa_rights_clear(...) capsa__rights_clear(__VA_ARGS__, 0ULL)
 #define capsa_rights_is_set(...) capsa__rights_is_set(__VA_ARGS__, 0ULL)
 
+// All rights / no rights (valid sets of the current version).
+capsa_rights_t *capsa_rights_init_all(capsa_rights_t *rights);
+capsa_rights_t *capsa_rights_init_none(capsa_rights_t *rights);
+bool capsa_rights_is_empty(const capsa_rights_t *rights);
 bool capsa_rights_is_valid(const capsa_rights_t *rights);
 capsa_rights_t *capsa_rights_merge(capsa_rights_t *dst,
                                    const capsa_rights_t *src);
@@ -135,12 +181,53 @@ capsa_rights_t *capsa_rights_remove(capsa_rights_t *dst,
 bool capsa_rights_contains(const capsa_rights_t *big,
                            const capsa_rights_t *little);
 
-// Limits `fd` (still owned by the caller) to `rights`. Returns 0, or
-// -ENOTCAPABLE when `rights` is not a subset of the current rights, -EBADF,
-// -EINVAL for malformed rights.
+// Limits `fd` (still owned by the caller) to `rights` (borrowed). Returns 0,
+// or -ENOTCAPABLE when `rights` is not a subset of the current rights,
+// -EBADF, -EINVAL for malformed rights, -ENOSYS when this kernel has no
+// seccomp filters (nothing changed then), -ENOMEM.
+//
+// Enforcement (docs/rights.md has the table of every right and gap):
+// 1. the kernel object, which survives dup, fork and SCM_RIGHTS: a regular
+//    file is reopened read-only (no CAP_WRITE/CAP_FTRUNCATE) or write-only
+//    (no CAP_READ) through /proc/self/fd and put back under the same number
+//    (outside capability mode only; the file offset and status flags are
+//    kept, but the offset is no longer shared with earlier duplicates); a
+//    connected socket is shut down for receiving without CAP_RECV and for
+//    sending without CAP_SEND;
+// 2. a seccomp filter keyed on the number `fd`, installed on every thread
+//    (and inherited by children): each syscall needing a missing right fails
+//    with ENOTCAPABLE, and dup/dup2/dup3/F_DUPFD*/pidfd_getfd of `fd` are
+//    refused (a new number would escape the filter). Sets no_new_privs.
+// The number keeps its restriction after close(fd): a descriptor later
+// opened under the same number inherits it (never wider, possibly narrower).
 int capsa_rights_limit(int fd, const capsa_rights_t *rights);
-// Stores fd's current rights in *rights (all rights for an unlimited fd).
+// Stores fd's current rights in *rights (owned by the caller): all rights
+// for a number never limited. Returns 0 or -EBADF, -EINVAL.
 int capsa_rights_get(int fd, capsa_rights_t *rights);
+
+// Limits the ioctl requests a CAPSA_CAP_IOCTL descriptor may use to `cmds`
+// (borrowed, `ncmds` <= CAPSA_IOCTLS_LIMIT_MAX; compared on their low 32
+// bits, as the kernel does). Only shrinks: -ENOTCAPABLE if a command is not
+// in the current list. 0, -EBADF, -EINVAL, -ENOSYS, -ENOMEM.
+int capsa_ioctls_limit(int fd, const unsigned long *cmds, size_t ncmds);
+// Copies up to `maxcmds` allowed commands into `cmds` (owned by the caller,
+// may be NULL when maxcmds is 0); returns their total number, or
+// CAPSA_IOCTLS_ALL when ioctls are not limited, or -EBADF.
+long capsa_ioctls_get(int fd, unsigned long *cmds, size_t maxcmds);
+
+// Limits the fcntl commands of a CAPSA_CAP_FCNTL descriptor to the
+// CAPSA_CAP_FCNTL_* mask `fcntlrights`. Only shrinks (-ENOTCAPABLE).
+// 0, -EBADF, -EINVAL (unknown bits), -ENOSYS, -ENOMEM.
+int capsa_fcntls_limit(int fd, uint32_t fcntlrights);
+// *fcntlrights (owned by the caller) = the current mask. 0 or -EBADF.
+int capsa_fcntls_get(int fd, uint32_t *fcntlrights);
+
+// Which mechanisms hold fd's limits (bit flags), so callers can report
+// precisely what is enforced; 0 for a number never limited; -EBADF.
+#define CAPSA_RIGHTS_BY_SECCOMP (1u << 0)      // number-keyed filter
+#define CAPSA_RIGHTS_BY_ACCESS_MODE (1u << 1)  // reopened narrower
+#define CAPSA_RIGHTS_BY_SHUTDOWN (1u << 2)     // socket shut down
+int capsa_rights_mechanisms(int fd);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,244 @@
+// cap_rights_limit(2), cap_ioctls_limit(2), cap_fcntls_limit(2) on Linux:
+// the process's rights table and the two enforcement layers (see rights.h and
+// docs/rights.md).
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sandbox/rights_internal.h"
+#include "sandbox/seccomp.h"
+
+#ifndef SECCOMP_FILTER_FLAG_TSYNC
+#define SECCOMP_FILTER_FLAG_TSYNC 1u
+#endif
+
+// fd -> entry; NULL for numbers never limited. Grown on demand. Inherited
+// by fork together with the filters it describes.
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct capsa__rights_entry **g_table;
+static size_t g_len;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+// A fork while another thread holds the lock must not leave the child's copy
+// locked forever.
+static void before_fork(void) {
+  pthread_mutex_lock(&g_lock);
+}
+static void after_fork(void) {
+  pthread_mutex_unlock(&g_lock);
+}
+static void init_once(void) {
+  pthread_atfork(before_fork, after_fork, after_fork);
+}
+
+static void lock(void) {
+  pthread_once(&g_once, init_once);
+  pthread_mutex_lock(&g_lock);
+}
+static void unlock(void) {
+  pthread_mutex_unlock(&g_lock);
+}
+
+static bool fd_valid(int fd) {
+  // F_GETFD stays allowed on limited numbers, so this works after a limit.
+  return fd >= 0 && fcntl(fd, F_GETFD) >= 0;
+}
+
+static struct capsa__rights_entry *lookup(int fd) {
+  return (size_t)fd < g_len ? g_table[fd] : NULL;
+}
+
+static void entry_default(struct capsa__rights_entry *e) {
+  memset(e, 0, sizeof *e);
+  capsa_rights_init_all(&e->rights);
+  e->fcntls = CAPSA_CAP_FCNTL_ALL;
+}
+
+static bool entry_is_unlimited(const struct capsa__rights_entry *e) {
+  capsa_rights_t all;
+  capsa_rights_init_all(&all);
+  return capsa_rights_contains(&e->rights, &all) && !e->ioctls_limited &&
+         e->fcntls == CAPSA_CAP_FCNTL_ALL;
+}
+
+// Installs `next` as fd's state: filter first built, then the object
+// narrowed (before the filter, which would refuse the narrowing's own fcntl
+// and lseek calls), then the filter loaded on every thread. On success the
+// table takes `next` (and its ioctl array). Called with the lock held.
+static int commit(int fd, struct capsa__rights_entry *next) {
+  struct capsa__rights_entry *cur = lookup(fd);
+  if ((size_t)fd >= g_len) {
+    size_t len = g_len ? g_len : 64;
+    while (len <= (size_t)fd) len *= 2;
+    struct capsa__rights_entry **t = realloc(g_table, len * sizeof(*t));
+    if (!t) return -ENOMEM;
+    memset(t + g_len, 0, (len - g_len) * sizeof(*t));
+    g_table = t;
+    g_len = len;
+  }
+  struct capsa__rights_entry *e = malloc(sizeof *e);
+  if (!e) return -ENOMEM;
+  struct capsa_bpf bpf = {0};
+  int err = capsa__rights_bpf_build(fd, next, &bpf);
+  if (err < 0) {
+    free(e);
+    return err;
+  }
+  unsigned mech = capsa__rights_narrow_object(fd, &next->rights);
+  err = capsa_nnp_set();
+  if (err == 0) err = capsa_bpf_install(&bpf, SECCOMP_FILTER_FLAG_TSYNC);
+  capsa_bpf_free(&bpf);
+  if (err < 0) {
+    free(e);
+    // No seccomp filter mode on this kernel: say so rather than pretend.
+    return (err == -EINVAL || err == -ENOSYS) ? -ENOSYS : err;
+  }
+  *e = *next;
+  e->mechanisms = mech | CAPSA_RIGHTS_BY_SECCOMP | (cur ? cur->mechanisms : 0);
+  if (cur) {
+    if (cur->ioctls != e->ioctls) free(cur->ioctls);
+    free(cur);
+  }
+  g_table[fd] = e;
+  return 0;
+}
+
+int capsa_rights_limit(int fd, const capsa_rights_t *rights) {
+  if (!rights || !capsa_rights_is_valid(rights)) return -EINVAL;
+  if (!fd_valid(fd)) return -EBADF;
+  lock();
+  struct capsa__rights_entry next;
+  struct capsa__rights_entry *cur = lookup(fd);
+  if (cur) {
+    next = *cur;
+  } else {
+    entry_default(&next);
+  }
+  int err = 0;
+  if (!capsa_rights_contains(&next.rights, rights)) {
+    err = -ENOTCAPABLE;  // rights only shrink
+  } else if (memcmp(&next.rights, rights, sizeof *rights) != 0) {
+    next.rights = *rights;
+    if (!entry_is_unlimited(&next)) err = commit(fd, &next);
+  }
+  unlock();
+  return err;
+}
+
+int capsa_rights_get(int fd, capsa_rights_t *rights) {
+  if (!rights) return -EINVAL;
+  if (!fd_valid(fd)) return -EBADF;
+  lock();
+  const struct capsa__rights_entry *e = lookup(fd);
+  if (e) {
+    *rights = e->rights;
+  } else {
+    capsa_rights_init_all(rights);
+  }
+  unlock();
+  return 0;
+}
+
+static int cmp_ulong(const void *a, const void *b) {
+  unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+  return x < y ? -1 : x > y;
+}
+
+static bool has_cmd(const struct capsa__rights_entry *e, unsigned long cmd) {
+  return bsearch(&cmd, e->ioctls, e->nioctls, sizeof cmd, cmp_ulong) != NULL;
+}
+
+int capsa_ioctls_limit(int fd, const unsigned long *cmds, size_t ncmds) {
+  if (ncmds > CAPSA_IOCTLS_LIMIT_MAX || (ncmds > 0 && !cmds)) return -EINVAL;
+  if (!fd_valid(fd)) return -EBADF;
+  // The kernel reads the request as 32 bits (CVE-2019-10063): so do we.
+  unsigned long *list = malloc((ncmds ? ncmds : 1) * sizeof(*list));
+  if (!list) return -ENOMEM;
+  size_t n = 0;
+  for (size_t i = 0; i < ncmds; i++) list[n++] = cmds[i] & 0xFFFFFFFFul;
+  qsort(list, n, sizeof(*list), cmp_ulong);
+  size_t u = 0;
+  for (size_t i = 0; i < n; i++)
+    if (u == 0 || list[u - 1] != list[i]) list[u++] = list[i];
+  lock();
+  struct capsa__rights_entry next;
+  struct capsa__rights_entry *cur = lookup(fd);
+  if (cur) {
+    next = *cur;
+  } else {
+    entry_default(&next);
+  }
+  int err = 0;
+  if (next.ioctls_limited) {
+    for (size_t i = 0; i < u && err == 0; i++)
+      if (!has_cmd(&next, list[i])) err = -ENOTCAPABLE;
+  }
+  if (err == 0) {
+    next.ioctls_limited = true;
+    next.ioctls = list;
+    next.nioctls = u;
+    err = commit(fd, &next);
+  }
+  unlock();
+  if (err < 0) free(list);
+  return err;
+}
+
+long capsa_ioctls_get(int fd, unsigned long *cmds, size_t maxcmds) {
+  if (maxcmds > 0 && !cmds) return -EINVAL;
+  if (!fd_valid(fd)) return -EBADF;
+  lock();
+  const struct capsa__rights_entry *e = lookup(fd);
+  long r = CAPSA_IOCTLS_ALL;
+  if (e && e->ioctls_limited) {
+    size_t m = e->nioctls < maxcmds ? e->nioctls : maxcmds;
+    if (m) memcpy(cmds, e->ioctls, m * sizeof(*cmds));
+    r = (long)e->nioctls;
+  }
+  unlock();
+  return r;
+}
+
+int capsa_fcntls_limit(int fd, uint32_t fcntlrights) {
+  if ((fcntlrights & ~(uint32_t)CAPSA_CAP_FCNTL_ALL) != 0) return -EINVAL;
+  if (!fd_valid(fd)) return -EBADF;
+  lock();
+  struct capsa__rights_entry next;
+  struct capsa__rights_entry *cur = lookup(fd);
+  if (cur) {
+    next = *cur;
+  } else {
+    entry_default(&next);
+  }
+  int err = 0;
+  if ((next.fcntls & fcntlrights) != fcntlrights) {
+    err = -ENOTCAPABLE;
+  } else if (next.fcntls != fcntlrights) {
+    next.fcntls = fcntlrights;
+    err = commit(fd, &next);
+  }
+  unlock();
+  return err;
+}
+
+int capsa_fcntls_get(int fd, uint32_t *fcntlrights) {
+  if (!fcntlrights) return -EINVAL;
+  if (!fd_valid(fd)) return -EBADF;
+  lock();
+  const struct capsa__rights_entry *e = lookup(fd);
+  *fcntlrights = e ? e->fcntls : CAPSA_CAP_FCNTL_ALL;
+  unlock();
+  return 0;
+}
+
+int capsa_rights_mechanisms(int fd) {
+  if (!fd_valid(fd)) return -EBADF;
+  lock();
+  const struct capsa__rights_entry *e = lookup(fd);
+  int m = e ? (int)e->mechanisms : 0;
+  unlock();
+  return m;
+}
