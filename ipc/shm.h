@@ -91,8 +91,8 @@ typedef struct capsa_shm_region {
 // debug label (memfd:<name> in /proc/pid/maps), may be NULL, is not kept.
 // On success *out owns the descriptor and the mapping; on failure *out is
 // left closed (fd -1, base NULL) and nothing leaks.
-// Errors: -EINVAL (size or mode), -ENOMEM, -EMFILE, or the errno of
-// memfd_create / ftruncate / fcntl / mmap.
+// Errors: -EINVAL (size or mode), -ENOMEM, -EMFILE, -ENOTCAPABLE (the kernel
+// did not keep a seal), or the errno of memfd_create / fcntl / mmap.
 int capsa_shm_create(size_t size, const char *name, capsa_shm_mode_t mode,
                      capsa_shm_region_t *out);
 
@@ -141,9 +141,7 @@ int capsa_shm_release_fd(capsa_shm_region_t *r);
 int capsa_shm_close(capsa_shm_region_t *r);
 
 // The seals every capsa region carries on this kernel (F_SEAL_EXEC included
-// unless a probe memfd showed the kernel lacks it). Probed once, by creating
-// a memfd: if memfd_create is refused where this first runs, F_SEAL_EXEC is
-// demanded (fail closed).
+// when the kernel has it: capsa_memfd_exec_sealed()): GROW, SHRINK, SEAL.
 uint32_t capsa_shm_base_seals(void);
 
 #ifdef __cplusplus
