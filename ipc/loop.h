@@ -48,6 +48,9 @@ struct capsa_rloop {
   struct capsa__chan_core *core;
   capsa_rloop_message_cb on_message;
   int in_call;
+  int stop_value;  // a handler's non-zero answer during a call
+  int send_timeout_ms;
+  uint8_t *reply_buf;  // holds the last reply of capsa_rloop_call
   char reason[CAPSA_IPC_REASON_MAX];
 };
 
@@ -70,9 +73,12 @@ int capsa_rloop_reply(capsa_rloop_t *l, const capsa_msg_t *request,
                       capsa_msg_t *reply);
 
 // Sends `msg` as a request and waits up to `timeout_ms` for its response,
-// dispatching other messages to the handler meanwhile. On 0, *reply is valid
-// until the next call on `l`, and its untaken fds are closed then. Returns
-// 0, -ETIMEDOUT, -EBADMSG (l->reason says why), -EPIPE, -EBUSY (nested).
+// dispatching other messages to the handler meanwhile (a non-zero handler
+// answer is kept and returned by the next capsa_rloop_run). On 0, *reply's
+// strings and bytes stay valid until the next capsa_rloop_call, and the
+// caller owns its handle descriptors. Returns 0, -ETIMEDOUT, -EBADMSG
+// (l->reason says why), -EPIPE, -EBUSY (nested call). A reply arriving after
+// the timeout is dropped silently.
 int capsa_rloop_call(capsa_rloop_t *l, capsa_msg_t *msg, int timeout_ms,
                      capsa_msg_t *reply);
 

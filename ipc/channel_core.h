@@ -1,0 +1,123 @@
+// Internal: the transport-independent heart of a channel, shared by the libuv
+// channel (uv_channel.c) and the renderer loop (loop.c). Non-blocking only;
+// the wrappers decide when to wait (uv_poll or poll(2)).
+//
+// Sending: encode, number (seq), then fast path (no handles, nothing queued)
+// or sendmsg with SCM_RIGHTS; what the kernel cannot take now is queued with
+// its descriptors, up to a byte cap.
+// Receiving: recvmsg with MSG_CMSG_CLOEXEC into an aligned buffer, every
+// descriptor checked against its declaration, the message decoded and
+// verified, delivered strictly in sequence order across both transports,
+// accepted by the peer state machine and, for responses, matched to an
+// outstanding request.
+#ifndef CAPSA_IPC_CHANNEL_CORE_H_
+#define CAPSA_IPC_CHANNEL_CORE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipc/fastpath.h"
+#include "ipc/message.h"
+#include "ipc/validate.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CAPSA__MAX_PENDING 64
+#define CAPSA__DEFAULT_MAX_QUEUED (1u << 20)
+
+typedef struct capsa__pending {
+  uint64_t id;           // 0: free slot
+  uint64_t deadline_ms;  // CLOCK_MONOTONIC
+  void *cb;              // the wrapper's callback, opaque here
+  void *arg;
+} capsa__pending_t;
+
+typedef struct capsa__qent capsa__qent_t;
+
+typedef struct capsa__rx_slot {
+  int full;
+  size_t len;    // bytes of the encoded message in buf
+  uint8_t *buf;  // CAPSA_IPC_MAX_MESSAGE + 1 bytes, 8-aligned
+  capsa_msg_t msg;
+} capsa__rx_slot_t;
+
+typedef struct capsa__chan_core {
+  int fd;
+  int apply_rights;
+  capsa_peer_state_t peer;
+  uint64_t next_seq;         // outgoing
+  uint64_t next_request_id;  // outgoing requests
+  capsa__qent_t *qhead, *qtail;
+  size_t queued_bytes, max_queued;
+  capsa__pending_t pending[CAPSA__MAX_PENDING];
+  unsigned npending;
+  // Ids of requests that timed out recently: their late replies are dropped,
+  // not treated as bad messages.
+  uint64_t expired[16];
+  unsigned expired_next;
+  int has_fastpath;
+  capsa_fastpath_t fastpath;
+  capsa__rx_slot_t rx[2];  // [0] socket, [1] fast path
+  uint8_t *tx;             // encode scratch, CAPSA_IPC_MAX_MESSAGE bytes
+  int broken;              // sticky error once bad or closed
+  char reason[CAPSA_IPC_REASON_MAX];
+} capsa__chan_core_t;
+
+// What capsa__core_recv delivers.
+typedef struct capsa__rx {
+  capsa_msg_t *msg;        // in a slot; release with capsa__core_release
+  capsa__pending_t reply;  // id != 0: msg answers this request
+} capsa__rx_t;
+
+// Takes `fd` (AF_UNIX SOCK_SEQPACKET; made non-blocking) on success only.
+// Returns 0, -EINVAL, -ENOMEM.
+int capsa__core_new(int fd, capsa_peer_role_t peer, size_t max_queued,
+                    int apply_rights, capsa__chan_core_t **out);
+// Closes the socket, queued and held descriptors; frees everything.
+void capsa__core_free(capsa__chan_core_t *c);
+
+// Sends or queues `msg` (ownership as capsa_channel_send). Returns 0,
+// -ENOBUFS, -EINVAL, -EMSGSIZE, -EPIPE, other -errno.
+int capsa__core_send(capsa__chan_core_t *c, capsa_msg_t *msg);
+// Closes the descriptors of queued messages and frees the queue.
+void capsa__core_free_queue(capsa__chan_core_t *c);
+// Writes queued messages until the kernel refuses. Returns 0 (queue empty),
+// -EAGAIN (still queued), or a send error (the channel is then broken).
+int capsa__core_flush(capsa__chan_core_t *c);
+
+// Registers an outstanding request: sets msg's flag and id. Returns 0 or
+// -EAGAIN (table full).
+int capsa__core_add_pending(capsa__chan_core_t *c, capsa_msg_t *msg,
+                            uint64_t timeout_ms, void *cb, void *arg);
+// Forgets a pending request (e.g. its send failed).
+void capsa__core_drop_pending(capsa__chan_core_t *c, uint64_t id);
+// Removes and returns in *out one request whose deadline <= now; 1 if found.
+int capsa__core_expire_one(capsa__chan_core_t *c, uint64_t now_ms,
+                           capsa__pending_t *out);
+// Removes any one pending request (cancellation); 1 if found.
+int capsa__core_take_any(capsa__chan_core_t *c, capsa__pending_t *out);
+// Removes and returns in *out the request `id` answers; 1 if found.
+int capsa__core_take_reply(capsa__chan_core_t *c, uint64_t id,
+                           capsa__pending_t *out);
+// Earliest deadline, or UINT64_MAX when nothing is pending.
+uint64_t capsa__core_next_deadline(const capsa__chan_core_t *c);
+
+// Next message in order (late replies to expired requests are dropped
+// silently): 1 with *rx filled, 0 when nothing is ready, or
+// -EBADMSG (reason in c->reason), -EPIPE (peer closed), -errno. Errors are
+// sticky: every later call returns the same.
+int capsa__core_recv(capsa__chan_core_t *c, capsa__rx_t *rx);
+// Closes the descriptors the receiver did not take and frees the slot.
+void capsa__core_release(capsa__chan_core_t *c, capsa__rx_t *rx);
+
+int capsa__core_set_fastpath(capsa__chan_core_t *c, const capsa_fastpath_t *fp);
+
+uint64_t capsa__now_ms(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CAPSA_IPC_CHANNEL_CORE_H_

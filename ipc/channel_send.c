@@ -1,0 +1,137 @@
+// Channel core, sending: numbering, the fast path, sendmsg with SCM_RIGHTS
+// and the bounded queue of what the kernel could not take yet.
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ipc/channel_core.h"
+#include "ipc/codec.h"
+
+struct capsa__qent {
+  struct capsa__qent *next;
+  size_t len;
+  int nfds;
+  int fds[CAPSA_IPC_MAX_HANDLES];  // owned by the queue
+  uint8_t bytes[];
+};
+
+// Non-blocking sendmsg of one record. Returns 0, -EAGAIN, or -errno.
+static int send_record(int fd, const uint8_t *buf, size_t len, const int *fds,
+                       int nfds) {
+  struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+  union {
+    char buf[CMSG_SPACE(sizeof(int) * CAPSA_IPC_MAX_HANDLES)];
+    struct cmsghdr align;
+  } ctl;
+  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+  if (nfds > 0) {
+    memset(&ctl, 0, sizeof ctl);
+    mh.msg_control = ctl.buf;
+    mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+    memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+  }
+  for (;;) {
+    ssize_t n = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n >= 0) return 0;  // SEQPACKET: all or nothing
+    if (errno == EINTR) continue;
+    if (errno == EWOULDBLOCK) return -EAGAIN;
+    if (errno == ECONNRESET || errno == ENOTCONN) return -EPIPE;
+    return -errno;
+  }
+}
+
+static void close_fds(const int *fds, int n) {
+  for (int i = 0; i < n; i++)
+    if (fds[i] >= 0) close(fds[i]);
+}
+
+int capsa__core_flush(capsa__chan_core_t *c) {
+  while (c->qhead != NULL) {
+    capsa__qent_t *e = c->qhead;
+    int err = send_record(c->fd, e->bytes, e->len, e->fds, e->nfds);
+    if (err == -EAGAIN) return -EAGAIN;
+    if (err < 0) {
+      if (!c->broken) c->broken = err;
+      return err;
+    }
+    c->qhead = e->next;
+    if (c->qhead == NULL) c->qtail = NULL;
+    c->queued_bytes -= e->len;
+    close_fds(e->fds, e->nfds);
+    free(e);
+  }
+  return 0;
+}
+
+void capsa__core_free_queue(capsa__chan_core_t *c) {
+  while (c->qhead != NULL) {
+    capsa__qent_t *e = c->qhead;
+    c->qhead = e->next;
+    close_fds(e->fds, e->nfds);
+    free(e);
+  }
+  c->qtail = NULL;
+  c->queued_bytes = 0;
+}
+
+int capsa__core_send(capsa__chan_core_t *c, capsa_msg_t *msg) {
+  if (c->broken == -EPIPE || c->fd < 0) return -EPIPE;
+  if (c->broken != 0 && c->broken != -EBADMSG) return -EPIPE;
+  if (msg->handle_count > CAPSA_IPC_MAX_HANDLES) return -EINVAL;
+  int fds[CAPSA_IPC_MAX_HANDLES];
+  for (uint32_t i = 0; i < msg->handle_count; i++) {
+    if (msg->handles[i].fd < 0) return -EINVAL;
+    fds[i] = msg->handles[i].fd;
+  }
+  int nfds = (int)msg->handle_count;
+  msg->seq = c->next_seq;
+  int len = capsa_msg_encode(msg, c->tx, CAPSA_IPC_MAX_MESSAGE);
+  if (len < 0) return len;
+
+  if (c->qhead == NULL) {
+    // Nothing queued, so order holds whichever transport takes it.
+    if (nfds == 0 && c->has_fastpath) {
+      int err = c->fastpath.send(c->fastpath.ctx, c->tx, (size_t)len);
+      if (err == 0) {
+        c->next_seq++;
+        return 0;
+      }
+      if (err != -EAGAIN) return err;
+    }
+    int err = send_record(c->fd, c->tx, (size_t)len, fds, nfds);
+    if (err == 0) {
+      c->next_seq++;
+      close_fds(fds, nfds);  // the peer has its own copies now
+      for (int i = 0; i < nfds; i++) msg->handles[i].fd = -1;
+      return 0;
+    }
+    if (err != -EAGAIN) {
+      c->broken = err;
+      return err;
+    }
+  }
+  // The kernel's buffer is full (the peer is not reading): queue, bounded.
+  if (c->queued_bytes + (size_t)len > c->max_queued) return -ENOBUFS;
+  capsa__qent_t *e = malloc(sizeof *e + (size_t)len);
+  if (e == NULL) return -ENOMEM;
+  e->next = NULL;
+  e->len = (size_t)len;
+  e->nfds = nfds;
+  memcpy(e->fds, fds, sizeof(int) * (size_t)nfds);
+  memcpy(e->bytes, c->tx, (size_t)len);
+  if (c->qtail != NULL)
+    c->qtail->next = e;
+  else
+    c->qhead = e;
+  c->qtail = e;
+  c->queued_bytes += (size_t)len;
+  c->next_seq++;
+  for (int i = 0; i < nfds; i++) msg->handles[i].fd = -1;
+  return 0;
+}

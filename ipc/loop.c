@@ -1,0 +1,200 @@
+// The renderer's blocking loop: poll(2) for readiness, the channel core for
+// everything else. No epoll, eventfd or threads, so it keeps working inside
+// capability mode.
+#include "ipc/loop.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/channel_core.h"
+#include "ipc/codec.h"
+
+// A marker for the pending entry of capsa_rloop_call (the core stores
+// callbacks opaquely; the loop has none).
+static char kCallMarker;
+
+static int remaining_ms(uint64_t deadline) {
+  if (deadline == UINT64_MAX) return -1;
+  uint64_t now = capsa__now_ms();
+  if (now >= deadline) return 0;
+  uint64_t left = deadline - now;
+  return left > INT_MAX ? INT_MAX : (int)left;
+}
+
+static uint64_t deadline_after(int timeout_ms) {
+  return timeout_ms < 0 ? UINT64_MAX : capsa__now_ms() + (uint64_t)timeout_ms;
+}
+
+// Waits for `events` on the socket until `deadline`. 1 ready, 0 timeout,
+// < 0 error.
+static int wait_fd(capsa_rloop_t *l, short events, uint64_t deadline) {
+  for (;;) {
+    struct pollfd p = {.fd = l->core->fd, .events = events};
+    int r = poll(&p, 1, remaining_ms(deadline));
+    if (r > 0) return 1;
+    if (r == 0) return 0;
+    if (errno != EINTR) return -errno;
+  }
+}
+
+static void copy_reason(capsa_rloop_t *l) {
+  memcpy(l->reason, l->core->reason, sizeof l->reason);
+}
+
+int capsa_rloop_init(capsa_rloop_t *l, int fd, capsa_rloop_message_cb on_msg,
+                     const capsa_rloop_options_t *opts) {
+  if (l == NULL) return -EINVAL;
+  capsa_rloop_options_t o = {CAPSA_PEER_HOST, 0, 5000};
+  if (opts != NULL) o = *opts;
+  if (o.peer == 0) o.peer = CAPSA_PEER_HOST;
+  if (o.send_timeout_ms <= 0) o.send_timeout_ms = 5000;
+  memset(l, 0, sizeof *l);
+  l->reply_buf = malloc(CAPSA_IPC_MAX_MESSAGE + 8);
+  if (l->reply_buf == NULL) return -ENOMEM;
+  int err = capsa__core_new(fd, o.peer, 0, o.apply_rights, &l->core);
+  if (err < 0) {
+    free(l->reply_buf);
+    l->reply_buf = NULL;
+    return err;
+  }
+  l->on_message = on_msg;
+  l->send_timeout_ms = o.send_timeout_ms;
+  return 0;
+}
+
+int capsa_rloop_send(capsa_rloop_t *l, capsa_msg_t *msg) {
+  if (l == NULL || l->core == NULL || msg == NULL) return -EINVAL;
+  int err = capsa__core_send(l->core, msg);
+  if (err < 0) return err;
+  uint64_t deadline = deadline_after(l->send_timeout_ms);
+  while ((err = capsa__core_flush(l->core)) == -EAGAIN) {
+    int r = wait_fd(l, POLLOUT, deadline);
+    if (r < 0) return r;
+    if (r == 0) return -ETIMEDOUT;  // stays queued; flushed by later sends
+  }
+  return err;
+}
+
+int capsa_rloop_reply(capsa_rloop_t *l, const capsa_msg_t *request,
+                      capsa_msg_t *reply) {
+  if (request == NULL || reply == NULL || request->request_id == 0 ||
+      !(request->flags & CAPSA_MSG_F_REQUEST))
+    return -EINVAL;
+  reply->flags = CAPSA_MSG_F_RESPONSE;
+  reply->request_id = request->request_id;
+  return capsa_rloop_send(l, reply);
+}
+
+// Receives and dispatches one message, waiting until `deadline`. Returns the
+// handler's value (0 to go on), or -ETIMEDOUT, -EPIPE, -EBADMSG. When
+// `want_id` is non-zero and the reply to it arrives, stores it in *reply and
+// returns 1.
+static int step(capsa_rloop_t *l, uint64_t deadline, uint64_t want_id,
+                capsa_msg_t *reply) {
+  for (;;) {
+    capsa__rx_t rx = {0};
+    int r = capsa__core_recv(l->core, &rx);
+    if (r < 0) {
+      copy_reason(l);
+      return r;
+    }
+    if (r == 0) {
+      int w = wait_fd(l, POLLIN, deadline);
+      if (w < 0) return w;
+      if (w == 0) return -ETIMEDOUT;
+      continue;
+    }
+    int ret = 0;
+    if (rx.reply.id != 0 && rx.reply.id == want_id) {
+      // Re-decode from a copy the loop keeps, so the slot can be reused.
+      capsa__rx_slot_t *s =
+          rx.msg == &l->core->rx[0].msg ? &l->core->rx[0] : &l->core->rx[1];
+      memcpy(l->reply_buf, s->buf, s->len);
+      capsa_msg_decode(l->reply_buf, s->len, reply, NULL, 0);
+      for (uint32_t i = 0; i < rx.msg->handle_count; i++) {
+        reply->handles[i].fd = rx.msg->handles[i].fd;  // to the caller
+        rx.msg->handles[i].fd = -1;
+      }
+      ret = 1;
+    } else if (rx.reply.id != 0) {
+      ret = 0;  // cannot happen: only capsa_rloop_call registers requests
+    } else if (l->on_message != NULL) {
+      ret = l->on_message(l, rx.msg);
+    }
+    capsa__core_release(l->core, &rx);
+    return ret;
+  }
+}
+
+int capsa_rloop_call(capsa_rloop_t *l, capsa_msg_t *msg, int timeout_ms,
+                     capsa_msg_t *reply) {
+  if (l == NULL || l->core == NULL || msg == NULL || reply == NULL)
+    return -EINVAL;
+  if (l->in_call) return -EBUSY;
+  uint64_t t = timeout_ms < 0 ? UINT64_MAX / 2 : (uint64_t)timeout_ms;
+  int err = capsa__core_add_pending(l->core, msg, t, &kCallMarker, NULL);
+  if (err < 0) return err;
+  uint64_t id = msg->request_id;
+  err = capsa_rloop_send(l, msg);
+  if (err < 0 && err != -ETIMEDOUT) {
+    capsa__core_drop_pending(l->core, id);
+    return err;
+  }
+  l->in_call = 1;
+  uint64_t deadline = deadline_after(timeout_ms);
+  for (;;) {
+    int r = step(l, deadline, id, reply);
+    if (r == 1) break;
+    if (r > 0) {
+      if (l->stop_value == 0) l->stop_value = r;
+      continue;
+    }
+    if (r < 0) {
+      if (r == -ETIMEDOUT) {
+        capsa__pending_t p;
+        // Expire it so a late reply is dropped, not a bad message.
+        while (capsa__core_expire_one(l->core, UINT64_MAX, &p)) {
+        }
+      } else {
+        capsa__core_drop_pending(l->core, id);
+      }
+      l->in_call = 0;
+      return r;
+    }
+  }
+  l->in_call = 0;
+  return 0;
+}
+
+int capsa_rloop_run_once(capsa_rloop_t *l, int timeout_ms) {
+  if (l == NULL || l->core == NULL) return -EINVAL;
+  if (l->stop_value != 0) {
+    int v = l->stop_value;
+    l->stop_value = 0;
+    return v;
+  }
+  return step(l, deadline_after(timeout_ms), 0, NULL);
+}
+
+int capsa_rloop_run(capsa_rloop_t *l) {
+  for (;;) {
+    int r = capsa_rloop_run_once(l, -1);
+    if (r != 0) return r;
+  }
+}
+
+int capsa_rloop_set_fastpath(capsa_rloop_t *l, const capsa_fastpath_t *fp) {
+  if (l == NULL || l->core == NULL) return -EINVAL;
+  return capsa__core_set_fastpath(l->core, fp);
+}
+
+void capsa_rloop_close(capsa_rloop_t *l) {
+  if (l == NULL) return;
+  capsa__core_free(l->core);
+  l->core = NULL;
+  free(l->reply_buf);
+  l->reply_buf = NULL;
+}

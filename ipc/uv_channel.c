@@ -1,0 +1,237 @@
+// The libuv face of a channel: uv_poll for readiness, uv_timer for request
+// deadlines, the core (channel_core.h) for everything else.
+#include "ipc/uv_channel.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ipc/channel_core.h"
+
+enum {
+  F_STARTED = 0x1,
+  F_PAUSED = 0x2,  // backpressure: our queue to the peer is too full
+  F_ERROR_REPORTED = 0x4,
+  F_CLOSING = 0x8,
+  F_DISPATCHING = 0x10,
+};
+
+static void update_poll(capsa_channel_t *ch);
+static void on_poll(uv_poll_t *p, int status, int events);
+
+static void report(capsa_channel_t *ch, int err) {
+  if (ch->flags & (F_ERROR_REPORTED | F_CLOSING)) return;
+  ch->flags |= F_ERROR_REPORTED;
+  ch->flags &= ~F_STARTED;
+  update_poll(ch);
+  if (ch->on_error) ch->on_error(ch, err, ch->core->reason);
+}
+
+static void on_timer(uv_timer_t *t);
+
+static void rearm(capsa_channel_t *ch) {
+  uint64_t d = capsa__core_next_deadline(ch->core);
+  if (d == UINT64_MAX) {
+    uv_timer_stop(&ch->timer);
+    return;
+  }
+  uint64_t now = capsa__now_ms();
+  uv_timer_start(&ch->timer, on_timer, d > now ? d - now : 0, 0);
+}
+
+static void on_timer(uv_timer_t *t) {
+  capsa_channel_t *ch = t->data;
+  capsa__pending_t p;
+  uint64_t now = capsa__now_ms();
+  while (!(ch->flags & F_CLOSING) && capsa__core_expire_one(ch->core, now, &p))
+    ((capsa_channel_reply_cb)p.cb)(ch, -ETIMEDOUT, NULL, p.arg);
+  if (!(ch->flags & F_CLOSING)) rearm(ch);
+}
+
+static void update_poll(capsa_channel_t *ch) {
+  if (ch->flags & F_CLOSING) return;
+  int ev = 0;
+  if ((ch->flags & F_STARTED) && !(ch->flags & F_PAUSED)) ev |= UV_READABLE;
+  if (ch->core->qhead != NULL && ch->core->broken != -EPIPE) ev |= UV_WRITABLE;
+  if (ev == ch->poll_events) return;
+  ch->poll_events = ev;
+  if (ev == 0)
+    uv_poll_stop(&ch->poll);
+  else
+    uv_poll_start(&ch->poll, ev, on_poll);
+}
+
+static void backpressure(capsa_channel_t *ch) {
+  size_t q = ch->core->queued_bytes, max = ch->core->max_queued;
+  if (q > max / 2)
+    ch->flags |= F_PAUSED;
+  else if (q <= max / 4)
+    ch->flags &= ~F_PAUSED;
+}
+
+static void on_poll(uv_poll_t *p, int status, int events) {
+  capsa_channel_t *ch = p->data;
+  if (status < 0) {
+    snprintf(ch->core->reason, sizeof ch->core->reason, "poll: %s",
+             uv_strerror(status));
+    report(ch, status);
+    return;
+  }
+  if (events & UV_WRITABLE) {
+    int err = capsa__core_flush(ch->core);
+    if (err < 0 && err != -EAGAIN) {
+      snprintf(ch->core->reason, sizeof ch->core->reason, "send: errno %d",
+               -err);
+      report(ch, err);
+    }
+    backpressure(ch);
+  }
+  if ((events & (UV_READABLE | UV_DISCONNECT)) && (ch->flags & F_STARTED) &&
+      !(ch->flags & F_PAUSED)) {
+    // Fairness: a bounded number per wakeup; libuv's level-triggered poll
+    // brings us back on the next iteration after the other peers had theirs.
+    for (unsigned i = 0; i < ch->max_per_wakeup; i++) {
+      if (!(ch->flags & F_STARTED) || (ch->flags & (F_PAUSED | F_CLOSING)))
+        break;
+      capsa__rx_t rx = {0};
+      int r = capsa__core_recv(ch->core, &rx);
+      if (r < 0) {
+        report(ch, r);
+        break;
+      }
+      if (r == 0) break;
+      ch->flags |= F_DISPATCHING;
+      if (rx.reply.id != 0) {
+        ((capsa_channel_reply_cb)rx.reply.cb)(ch, 0, rx.msg, rx.reply.arg);
+        if (!(ch->flags & F_CLOSING)) rearm(ch);
+      } else if (ch->on_message) {
+        ch->on_message(ch, rx.msg);
+      }
+      ch->flags &= ~F_DISPATCHING;
+      capsa__core_release(ch->core, &rx);
+    }
+  }
+  update_poll(ch);
+}
+
+int capsa_channel_init(uv_loop_t *loop, capsa_channel_t *ch, int fd,
+                       const capsa_channel_options_t *opts) {
+  if (loop == NULL || ch == NULL) return -EINVAL;
+  capsa_channel_options_t o = {CAPSA_PEER_RENDERER, 0, 16, 0};
+  if (opts != NULL) o = *opts;
+  if (o.peer == 0) o.peer = CAPSA_PEER_RENDERER;
+  if (o.max_messages_per_wakeup == 0) o.max_messages_per_wakeup = 16;
+  memset(ch, 0, sizeof *ch);
+  int err = capsa__core_new(fd, o.peer, o.max_queued_bytes, o.apply_rights,
+                            &ch->core);
+  if (err < 0) return err;
+  err = uv_poll_init(loop, &ch->poll, fd);
+  if (err < 0) {
+    ch->core->fd = -1;  // the caller keeps fd
+    capsa__core_free(ch->core);
+    ch->core = NULL;
+    return err;
+  }
+  uv_timer_init(loop, &ch->timer);
+  ch->loop = loop;
+  ch->poll.data = ch;
+  ch->timer.data = ch;
+  ch->max_per_wakeup = o.max_messages_per_wakeup;
+  ch->handles_open = 2;
+  return 0;
+}
+
+int capsa_channel_start(capsa_channel_t *ch, capsa_channel_message_cb on_msg,
+                        capsa_channel_error_cb on_error) {
+  if (ch == NULL || ch->core == NULL || (ch->flags & F_CLOSING)) return -EINVAL;
+  if (ch->flags & F_ERROR_REPORTED) return -EPIPE;
+  ch->on_message = on_msg;
+  ch->on_error = on_error;
+  ch->flags |= F_STARTED;
+  update_poll(ch);
+  return 0;
+}
+
+int capsa_channel_stop(capsa_channel_t *ch) {
+  if (ch == NULL || ch->core == NULL) return -EINVAL;
+  ch->flags &= ~F_STARTED;
+  update_poll(ch);
+  return 0;
+}
+
+int capsa_channel_send(capsa_channel_t *ch, capsa_msg_t *msg) {
+  if (ch == NULL || msg == NULL || ch->core == NULL) return -EINVAL;
+  if (ch->flags & F_CLOSING) return -EPIPE;
+  int err = capsa__core_send(ch->core, msg);
+  if (err == 0) {
+    backpressure(ch);
+    update_poll(ch);
+  }
+  return err;
+}
+
+int capsa_channel_request(capsa_channel_t *ch, capsa_msg_t *msg,
+                          uint64_t timeout_ms, capsa_channel_reply_cb cb,
+                          void *arg) {
+  if (ch == NULL || msg == NULL || cb == NULL || ch->core == NULL)
+    return -EINVAL;
+  if (ch->flags & F_CLOSING) return -EPIPE;
+  int err = capsa__core_add_pending(ch->core, msg, timeout_ms, (void *)cb, arg);
+  if (err < 0) return err;
+  err = capsa_channel_send(ch, msg);
+  if (err < 0) {
+    capsa__core_drop_pending(ch->core, msg->request_id);
+    return err;
+  }
+  rearm(ch);
+  return 0;
+}
+
+int capsa_channel_reply(capsa_channel_t *ch, const capsa_msg_t *request,
+                        capsa_msg_t *reply) {
+  if (request == NULL || reply == NULL || request->request_id == 0 ||
+      !(request->flags & CAPSA_MSG_F_REQUEST))
+    return -EINVAL;
+  reply->flags = CAPSA_MSG_F_RESPONSE;
+  reply->request_id = request->request_id;
+  return capsa_channel_send(ch, reply);
+}
+
+int capsa_channel_set_fastpath(capsa_channel_t *ch,
+                               const capsa_fastpath_t *fp) {
+  if (ch == NULL || ch->core == NULL) return -EINVAL;
+  return capsa__core_set_fastpath(ch->core, fp);
+}
+
+int capsa_channel_poll_fastpath(capsa_channel_t *ch) {
+  if (ch == NULL || ch->core == NULL || (ch->flags & F_CLOSING)) return -EINVAL;
+  if (ch->core->broken) return ch->core->broken;
+  // Same path as a readable socket: delivers what is in order on either.
+  on_poll(&ch->poll, 0, UV_READABLE);
+  return ch->core->broken == -EPIPE ? 0 : ch->core->broken;
+}
+
+size_t capsa_channel_queued_bytes(const capsa_channel_t *ch) {
+  return ch != NULL && ch->core != NULL ? ch->core->queued_bytes : 0;
+}
+
+static void on_handle_closed(uv_handle_t *h) {
+  capsa_channel_t *ch = h->data;
+  if (--ch->handles_open > 0) return;
+  capsa__core_free(ch->core);  // closes the socket after libuv let go of it
+  ch->core = NULL;
+  if (ch->on_close) ch->on_close(ch);
+}
+
+void capsa_channel_close(capsa_channel_t *ch, capsa_channel_close_cb cb) {
+  if (ch == NULL || ch->core == NULL || (ch->flags & F_CLOSING)) return;
+  ch->flags |= F_CLOSING;
+  ch->on_close = cb;
+  uv_poll_stop(&ch->poll);
+  uv_timer_stop(&ch->timer);
+  capsa__pending_t p;
+  while (capsa__core_take_any(ch->core, &p))
+    ((capsa_channel_reply_cb)p.cb)(ch, -ECANCELED, NULL, p.arg);
+  uv_close((uv_handle_t *)&ch->poll, on_handle_closed);
+  uv_close((uv_handle_t *)&ch->timer, on_handle_closed);
+}
