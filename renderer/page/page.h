@@ -66,7 +66,7 @@ struct capsa_page_options {
   uint32_t margin_px;      // page margin on every side (default 40)
   size_t max_input_bytes;  // larger Markdown is refused (default 4 MiB)
   uint32_t max_depth;      // indentation stops growing here (default 8)
-  uint32_t max_height;     // layout stops at this y (default 65536)
+  uint32_t max_height;     // layout stops at this y (default, and most, 32768)
   uint64_t max_glyphs;     // layout stops after this many (default 400000)
 };
 
