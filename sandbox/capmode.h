@@ -12,7 +12,8 @@
 //   if (capsa_capmode_policy_compile(p) < 0) ...;
 //   if (fork() == 0) {
 //     capsa_capmode_policy_enter(p);        // no allocation; _exit on failure
-//     ...                                   // after the first irreversible step
+//     ...                                   // after the first irreversible
+//     step
 //   }
 //   capsa_capmode_policy_free(p);
 //
@@ -95,8 +96,8 @@ capsa_capmode_policy *capsa_capmode_policy_new(void);
 // for safety (execve, ptrace, bpf, ...): -EPERM. -EINVAL for a bad argument,
 // -ENOENT for an unknown syscall name, -EBUSY after _compile().
 int capsa_capmode_policy_allow(capsa_capmode_policy *p, int syscall_nr,
-                               const struct capsa_arg_cmp *cmps,
-                               unsigned ncmps, const char *reason);
+                               const struct capsa_arg_cmp *cmps, unsigned ncmps,
+                               const char *reason);
 int capsa_capmode_policy_allow_name(capsa_capmode_policy *p,
                                     const char *syscall_name,
                                     const struct capsa_arg_cmp *cmps,
@@ -130,6 +131,9 @@ int capsa_capmode_policy_compile(capsa_capmode_policy *p);
 // before doing anything irreversible; otherwise 0, or _exit(127) if a layer
 // that compile() prepared cannot be installed. Several threads: call before
 // creating them (seccomp is installed with TSYNC so existing threads follow).
+// With tracing on, `p` must stay allocated in the entered process (the
+// SIGSYS handler reads its syscall names); freeing the parent's copy after
+// fork is fine.
 int capsa_capmode_policy_enter(const capsa_capmode_policy *p);
 
 void capsa_capmode_policy_free(capsa_capmode_policy *p);
@@ -144,16 +148,16 @@ struct capsa_capmode_report {
   enum capsa_layer_state nnp;
   enum capsa_layer_state landlock;
   enum capsa_layer_state seccomp;
-  int landlock_abi;             // 0 when unavailable
-  bool landlock_fs;             // filesystem beneath held dirs
-  bool landlock_fs_truncate;    // ABI >= 3
-  bool landlock_fs_ioctl_dev;   // ABI >= 5
-  bool landlock_net_tcp;        // ABI >= 4: TCP bind/connect
+  int landlock_abi;                   // 0 when unavailable
+  bool landlock_fs;                   // filesystem beneath held dirs
+  bool landlock_fs_truncate;          // ABI >= 3
+  bool landlock_fs_ioctl_dev;         // ABI >= 5
+  bool landlock_net_tcp;              // ABI >= 4: TCP bind/connect
   bool landlock_scope_abstract_unix;  // ABI >= 6
   bool landlock_scope_signal;         // ABI >= 6
-  unsigned landlock_dirs;       // directories granted
-  unsigned seccomp_rows;        // policy table rows (default + extra)
-  unsigned seccomp_bpf_len;     // BPF instructions
+  unsigned landlock_dirs;             // directories granted
+  unsigned seccomp_rows;              // policy table rows (default + extra)
+  unsigned seccomp_bpf_len;           // BPF instructions
   bool trace;
   bool complete;  // every layer capability mode needs is enforced
 };
@@ -168,8 +172,8 @@ int capsa_capmode_default_report(struct capsa_capmode_report *out);
 // Formats a report into buf (owned by the caller; always NUL-terminated when
 // len > 0): one line of text, or a JSON object when json is true. Returns the
 // length it needed (as snprintf) or -EINVAL.
-int capsa_capmode_report_format(const struct capsa_capmode_report *r,
-                                bool json, char *buf, size_t len);
+int capsa_capmode_report_format(const struct capsa_capmode_report *r, bool json,
+                                char *buf, size_t len);
 
 const char *capsa_layer_state_name(enum capsa_layer_state s);
 

@@ -20,19 +20,19 @@ extern "C" {
 #endif
 
 struct capsa_features {
-  bool no_new_privs;      // PR_SET_NO_NEW_PRIVS
-  bool seccomp_filter;    // SECCOMP_MODE_FILTER
-  bool seccomp_tsync;     // SECCOMP_FILTER_FLAG_TSYNC
+  bool no_new_privs;          // PR_SET_NO_NEW_PRIVS
+  bool seccomp_filter;        // SECCOMP_MODE_FILTER
+  bool seccomp_tsync;         // SECCOMP_FILTER_FLAG_TSYNC
   bool seccomp_kill_process;  // SECCOMP_RET_KILL_PROCESS available
   bool seccomp_trap;          // SECCOMP_RET_TRAP available
-  int landlock_abi;       // 0: no Landlock (or disabled at boot)
-  bool userns_unprivileged;  // an unprivileged process may unshare(USER)
-  bool pidfd;             // pidfd_open
-  bool clone3;            // clone3 syscall exists
-  bool memfd_seals;       // MFD_ALLOW_SEALING
-  bool memfd_noexec_seal;  // MFD_NOEXEC_SEAL (6.3+)
-  bool cgroup2;           // cgroup v2 mounted on /sys/fs/cgroup
-  bool x32_abi;           // x32 syscalls reach the kernel (CONFIG_X86_X32_ABI)
+  int landlock_abi;           // 0: no Landlock (or disabled at boot)
+  bool userns_unprivileged;   // an unprivileged process may unshare(USER)
+  bool pidfd;                 // pidfd_open
+  bool clone3;                // clone3 syscall exists
+  bool memfd_seals;           // MFD_ALLOW_SEALING
+  bool memfd_noexec_seal;     // MFD_NOEXEC_SEAL (6.3+)
+  bool cgroup2;               // cgroup v2 mounted on /sys/fs/cgroup
+  bool x32_abi;  // x32 syscalls reach the kernel (CONFIG_X86_X32_ABI)
 };
 
 // Probed once (thread-safe); the returned struct is static, never freed.
@@ -40,8 +40,8 @@ const struct capsa_features *capsa_features_get(void);
 
 // Formats f into buf (owned by the caller): one line "name=value ..." or a
 // JSON object. Returns the length needed (as snprintf) or -EINVAL.
-int capsa_features_format(const struct capsa_features *f, bool json,
-                          char *buf, size_t len);
+int capsa_features_format(const struct capsa_features *f, bool json, char *buf,
+                          size_t len);
 
 #ifdef __cplusplus
 }

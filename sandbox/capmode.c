@@ -1,0 +1,525 @@
+// Capability mode: the policy object (record, compile in the parent, enter
+// cheaply in the child) and capsa_cap_enter()/capsa_cap_getmode().
+//
+// Order at entry: everything that can fail softly is done by _compile()
+// (features, BPF, Landlock ruleset). _enter() then crosses the point of no
+// return: no_new_privs -> Landlock restrict_self -> SIGSYS handler (tracing)
+// -> seccomp. If no_new_privs fails nothing has changed and the error is
+// returned; any failure after it is _exit(127).
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sandbox/capmode.h"
+#include "sandbox/capmode_internal.h"
+#include "sandbox/features.h"
+#include "sandbox/landlock.h"
+#include "sandbox/seccomp.h"
+
+// enter() patches a copy of the BPF on its stack (no allocation).
+#define MAX_BPF_INSNS 1024
+#define MAX_PID_PATCHES 16
+
+volatile int capsa__in_capmode;
+
+struct extra_row {
+  int nr;
+  unsigned ncmp;
+  struct capsa_arg_cmp cmp[3];
+  char *reason;
+};
+
+struct capsa_capmode_policy {
+  // Recorded by setters.
+  struct extra_row *extra;
+  unsigned nextra, cap_extra;
+  int *dirs;
+  unsigned ndirs, cap_dirs;
+  bool held_dirs;
+  bool trace_set, trace;
+  unsigned disabled;
+  // Built by compile().
+  bool compiled;
+  bool tsync;
+  int ruleset_fd;        // -1: no Landlock layer
+  struct capsa_bpf bpf;  // len 0: no seccomp layer
+  unsigned pid_patch[MAX_PID_PATCHES];
+  unsigned npid_patch;
+  char **names;
+  unsigned nnames;
+  struct capsa_capmode_report report;
+};
+
+capsa_capmode_policy *capsa_capmode_policy_new(void) {
+  capsa_capmode_policy *p = calloc(1, sizeof(*p));
+  if (p) p->ruleset_fd = -1;
+  return p;
+}
+
+void capsa_capmode_policy_free(capsa_capmode_policy *p) {
+  if (!p) return;
+  for (unsigned i = 0; i < p->nextra; i++) free(p->extra[i].reason);
+  free(p->extra);
+  free(p->dirs);
+  if (p->ruleset_fd >= 0) close(p->ruleset_fd);
+  capsa_bpf_free(&p->bpf);
+  capsa__trace_names_free(p->names, p->nnames);
+  free(p);
+}
+
+static bool valid_cmps(const struct capsa_arg_cmp *cmps, unsigned n) {
+  if (n > 3 || (n && !cmps)) return false;
+  for (unsigned i = 0; i < n; i++)
+    if (cmps[i].arg > 5 || cmps[i].op < CAPSA_CMP_NE ||
+        cmps[i].op > CAPSA_CMP_MASKED_EQ)
+      return false;
+  return true;
+}
+
+// A syscall the table refuses for safety may not be re-allowed.
+static bool refused_by_table(int nr) {
+  for (size_t i = 0; i < capsa__capmode_table_len; i++) {
+    const struct capsa__capmode_row *row = &capsa__capmode_table[i];
+    if (row->action == CAPSA__ALLOW) continue;
+    if (seccomp_syscall_resolve_name(row->syscall) == nr) return true;
+  }
+  return false;
+}
+
+int capsa_capmode_policy_allow(capsa_capmode_policy *p, int syscall_nr,
+                               const struct capsa_arg_cmp *cmps, unsigned ncmps,
+                               const char *reason) {
+  if (!p || syscall_nr < 0 || !reason || !*reason || !valid_cmps(cmps, ncmps))
+    return -EINVAL;
+  if (p->compiled) return -EBUSY;
+  if (refused_by_table(syscall_nr)) return -EPERM;
+  if (p->nextra == p->cap_extra) {
+    unsigned cap = p->cap_extra ? 2 * p->cap_extra : 8;
+    struct extra_row *e = realloc(p->extra, cap * sizeof(*e));
+    if (!e) return -ENOMEM;
+    p->extra = e;
+    p->cap_extra = cap;
+  }
+  struct extra_row *row = &p->extra[p->nextra];
+  memset(row, 0, sizeof(*row));
+  row->nr = syscall_nr;
+  row->ncmp = ncmps;
+  if (ncmps) memcpy(row->cmp, cmps, ncmps * sizeof(*cmps));
+  if (!(row->reason = strdup(reason))) return -ENOMEM;
+  p->nextra++;
+  return 0;
+}
+
+int capsa_capmode_policy_allow_name(capsa_capmode_policy *p,
+                                    const char *syscall_name,
+                                    const struct capsa_arg_cmp *cmps,
+                                    unsigned ncmps, const char *reason) {
+  if (!p || !syscall_name) return -EINVAL;
+  int nr = seccomp_syscall_resolve_name(syscall_name);
+  if (nr < 0) return -ENOENT;
+  return capsa_capmode_policy_allow(p, nr, cmps, ncmps, reason);
+}
+
+int capsa_capmode_policy_allow_dir(capsa_capmode_policy *p, int dirfd) {
+  if (!p || dirfd < 0) return -EINVAL;
+  if (p->compiled) return -EBUSY;
+  struct stat st;
+  if (fstat(dirfd, &st) < 0) return -errno;
+  if (!S_ISDIR(st.st_mode)) return -ENOTDIR;
+  if (p->ndirs == p->cap_dirs) {
+    unsigned cap = p->cap_dirs ? 2 * p->cap_dirs : 8;
+    int *d = realloc(p->dirs, cap * sizeof(*d));
+    if (!d) return -ENOMEM;
+    p->dirs = d;
+    p->cap_dirs = cap;
+  }
+  p->dirs[p->ndirs++] = dirfd;
+  return 0;
+}
+
+int capsa_capmode_policy_allow_held_dirs(capsa_capmode_policy *p) {
+  if (!p) return -EINVAL;
+  if (p->compiled) return -EBUSY;
+  p->held_dirs = true;
+  return 0;
+}
+
+int capsa_capmode_policy_set_trace(capsa_capmode_policy *p, bool on) {
+  if (!p) return -EINVAL;
+  if (p->compiled) return -EBUSY;
+  p->trace_set = true;
+  p->trace = on;
+  return 0;
+}
+
+int capsa_capmode_policy_disable_layer(capsa_capmode_policy *p,
+                                       unsigned layers) {
+  if (!p || (layers & ~CAPSA_LAYER_ALL)) return -EINVAL;
+  if (p->compiled) return -EBUSY;
+  p->disabled |= layers;
+  return 0;
+}
+
+// --- compile ---
+
+static bool is_dir_fd(int fd) {
+  struct stat st;
+  return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// Grants every directory descriptor the process holds (what FreeBSD's
+// capability mode keeps usable). /proc may be absent in a launcher's empty
+// root; then the descriptor table is walked up to a bound.
+static int grant_held_dirs(int ruleset_fd, int abi, unsigned *count) {
+  DIR *d = opendir("/proc/self/fd");
+  if (d) {
+    int self = dirfd(d);
+    struct dirent *e;
+    int rc = 0;
+    while (rc == 0 && (e = readdir(d))) {
+      if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+      int fd = atoi(e->d_name);
+      if (fd == self || fd == ruleset_fd || !is_dir_fd(fd)) continue;
+      rc = capsa__landlock_allow_dir(ruleset_fd, abi, fd);
+      if (rc == 0) (*count)++;
+    }
+    closedir(d);
+    return rc;
+  }
+  struct rlimit rl;
+  int max = 4096;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)max)
+    max = (int)rl.rlim_cur;
+  for (int fd = 0; fd < max; fd++) {
+    if (fd == ruleset_fd || !is_dir_fd(fd)) continue;
+    int rc = capsa__landlock_allow_dir(ruleset_fd, abi, fd);
+    if (rc < 0) return rc;
+    (*count)++;
+  }
+  return 0;
+}
+
+static int compile_landlock(capsa_capmode_policy *p, int abi) {
+  int fd = capsa__landlock_ruleset_new(abi);
+  if (fd < 0) return fd;
+  unsigned count = 0;
+  int rc = 0;
+  for (unsigned i = 0; rc == 0 && i < p->ndirs; i++) {
+    rc = capsa__landlock_allow_dir(fd, abi, p->dirs[i]);
+    if (rc == 0) count++;
+  }
+  if (rc == 0 && p->held_dirs) rc = grant_held_dirs(fd, abi, &count);
+  if (rc < 0) {
+    close(fd);
+    return rc;
+  }
+  p->ruleset_fd = fd;
+  p->report.landlock_dirs = count;
+  return 0;
+}
+
+static int add_rule(scmp_filter_ctx ctx, uint32_t action, int nr,
+                    const struct capsa_arg_cmp *cmp, unsigned n) {
+  struct scmp_arg_cmp c[3];
+  for (unsigned i = 0; i < n; i++) {
+    c[i].arg = cmp[i].arg;
+    c[i].op = (enum scmp_compare)cmp[i].op;
+    c[i].datum_a =
+        cmp[i].op == CAPSA_CMP_MASKED_EQ ? cmp[i].mask : cmp[i].value;
+    c[i].datum_b = cmp[i].op == CAPSA_CMP_MASKED_EQ ? cmp[i].value : 0;
+  }
+  return seccomp_rule_add_exact_array(ctx, action, nr, n, c);
+}
+
+static int compile_seccomp(capsa_capmode_policy *p, bool trace) {
+  uint32_t def = trace ? SCMP_ACT_TRAP : SCMP_ACT_ERRNO(CAPSA_ECAPMODE);
+  scmp_filter_ctx ctx = seccomp_init(def);
+  if (!ctx) return -ENOMEM;
+  // i386 (int 0x80) and x32 calls: the native x86_64 filter's architecture
+  // check sends them to the bad-arch action, before any syscall number is
+  // compared (x86_64 numbers mean other calls there).
+  int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, def);
+  unsigned rows = 0;
+  for (size_t i = 0; rc == 0 && i < capsa__capmode_table_len; i++) {
+    const struct capsa__capmode_row *row = &capsa__capmode_table[i];
+    rows++;
+    int nr = seccomp_syscall_resolve_name(row->syscall);
+    // A name this libseccomp does not know: the default refuses it.
+    if (nr < 0) continue;
+    uint32_t action = row->action == CAPSA__ALLOW   ? SCMP_ACT_ALLOW
+                      : row->action == CAPSA__ERRNO ? SCMP_ACT_ERRNO(row->err)
+                                                    : def;
+    // Rows that say what the default does are documentation (libseccomp
+    // refuses rules whose action is the default).
+    if (action == def) continue;
+    rc = add_rule(ctx, action, nr, row->cmp, row->ncmp);
+  }
+  for (unsigned i = 0; rc == 0 && i < p->nextra; i++, rows++)
+    rc = add_rule(ctx, SCMP_ACT_ALLOW, p->extra[i].nr, p->extra[i].cmp,
+                  p->extra[i].ncmp);
+  if (rc == 0) rc = capsa_bpf_compile(ctx, &p->bpf);
+  seccomp_release(ctx);
+  if (rc < 0) return rc;
+  if (p->bpf.len > MAX_BPF_INSNS) {
+    capsa_bpf_free(&p->bpf);
+    return -E2BIG;
+  }
+  // Where the filter compares with "own pid", enter() writes getpid().
+  for (unsigned i = 0; i < p->bpf.len; i++) {
+    const struct sock_filter *f = &p->bpf.insns[i];
+    if (f->code == (BPF_JMP | BPF_JEQ | BPF_K) && f->k == CAPSA__SELF_PID) {
+      if (p->npid_patch == MAX_PID_PATCHES) {
+        capsa_bpf_free(&p->bpf);
+        return -E2BIG;
+      }
+      p->pid_patch[p->npid_patch++] = i;
+    }
+  }
+  p->report.seccomp_rows = rows;
+  p->report.seccomp_bpf_len = p->bpf.len;
+  return 0;
+}
+
+static enum capsa_layer_state layer_state(const capsa_capmode_policy *p,
+                                          unsigned layer, bool available) {
+  if (p->disabled & layer) return CAPSA_LAYER_DISABLED;
+  return available ? CAPSA_LAYER_ENFORCED : CAPSA_LAYER_UNAVAILABLE;
+}
+
+int capsa_capmode_policy_compile(capsa_capmode_policy *p) {
+  if (!p) return -EINVAL;
+  if (p->compiled) return -EBUSY;
+  // Landlock and seccomp both need no_new_privs (without CAP_SYS_ADMIN):
+  // leaving it out while keeping them would fail past the point of no return.
+  if ((p->disabled & CAPSA_LAYER_NNP) &&
+      (p->disabled & (CAPSA_LAYER_LANDLOCK | CAPSA_LAYER_SECCOMP)) !=
+          (CAPSA_LAYER_LANDLOCK | CAPSA_LAYER_SECCOMP))
+    return -EINVAL;
+  const struct capsa_features *f = capsa_features_get();
+  struct capsa_capmode_report *r = &p->report;
+  memset(r, 0, sizeof(*r));
+  r->nnp = layer_state(p, CAPSA_LAYER_NNP, f->no_new_privs);
+  r->landlock = layer_state(p, CAPSA_LAYER_LANDLOCK, f->landlock_abi > 0);
+  r->seccomp = layer_state(p, CAPSA_LAYER_SECCOMP, f->seccomp_filter);
+  if (r->nnp != CAPSA_LAYER_ENFORCED) {
+    // Without no_new_privs neither of the other layers can be installed.
+    if (r->landlock == CAPSA_LAYER_ENFORCED)
+      r->landlock = CAPSA_LAYER_UNAVAILABLE;
+    if (r->seccomp == CAPSA_LAYER_ENFORCED)
+      r->seccomp = CAPSA_LAYER_UNAVAILABLE;
+  }
+  bool trace = p->trace_set ? p->trace : false;
+  if (!p->trace_set) {
+    const char *env = getenv("CAPSA_TRACE");
+    trace = env && strcmp(env, "1") == 0;
+  }
+  trace = trace && f->seccomp_trap && r->seccomp == CAPSA_LAYER_ENFORCED;
+  int rc = 0;
+  if (r->landlock == CAPSA_LAYER_ENFORCED) {
+    int abi = f->landlock_abi;
+    struct capsa__landlock_handled h;
+    capsa__landlock_handled_for(abi, &h);
+    r->landlock_abi = abi;
+    r->landlock_fs = h.fs != 0;
+    r->landlock_fs_truncate = abi >= 3;
+    r->landlock_fs_ioctl_dev = abi >= 5;
+    r->landlock_net_tcp = h.net != 0;
+    r->landlock_scope_abstract_unix = r->landlock_scope_signal = h.scoped != 0;
+    rc = compile_landlock(p, abi);
+  }
+  if (rc == 0 && r->seccomp == CAPSA_LAYER_ENFORCED)
+    rc = compile_seccomp(p, trace);
+  if (rc == 0 && trace && !(p->names = capsa__trace_names_new(&p->nnames)))
+    rc = -ENOMEM;
+  if (rc == 0 && r->landlock != CAPSA_LAYER_ENFORCED &&
+      r->seccomp != CAPSA_LAYER_ENFORCED && !(p->disabled & CAPSA_LAYER_ALL))
+    rc = -ENOSYS;
+  if (rc < 0) {
+    if (p->ruleset_fd >= 0) close(p->ruleset_fd);
+    p->ruleset_fd = -1;
+    capsa_bpf_free(&p->bpf);
+    capsa__trace_names_free(p->names, p->nnames);
+    p->names = NULL;
+    return rc;
+  }
+  r->trace = trace;
+  p->tsync = f->seccomp_tsync;
+  r->complete = r->nnp == CAPSA_LAYER_ENFORCED &&
+                r->seccomp == CAPSA_LAYER_ENFORCED &&
+                r->landlock == CAPSA_LAYER_ENFORCED && r->landlock_abi >= 6;
+  p->compiled = true;
+  return 0;
+}
+
+// --- enter ---
+
+static void fatal(const char *what, int err) {
+  // Past the point of no return: a half-entered sandbox must not run on.
+  char msg[160];
+  int n = snprintf(msg, sizeof(msg),
+                   "capsa: entering capability mode failed at %s: %s\n", what,
+                   capsa_strerror(err));
+  if (n > 0) {
+    ssize_t unused = write(STDERR_FILENO, msg, (size_t)n);
+    (void)unused;
+  }
+  _exit(127);
+}
+
+int capsa_capmode_policy_enter(const capsa_capmode_policy *p) {
+  if (!p || !p->compiled) return -EINVAL;
+  unsigned mode = 0;
+  capsa_cap_getmode(&mode);
+  if (mode) return 0;  // already in capability mode: nothing can widen it
+  struct sock_filter insns[MAX_BPF_INSNS];
+  struct capsa_bpf bpf = {insns, p->bpf.len};
+  if (p->bpf.len) {
+    memcpy(insns, p->bpf.insns, p->bpf.len * sizeof(insns[0]));
+    uint32_t self = (uint32_t)getpid();
+    for (unsigned i = 0; i < p->npid_patch; i++)
+      insns[p->pid_patch[i]].k = self;
+  }
+  if (p->report.nnp == CAPSA_LAYER_ENFORCED) {
+    int rc = capsa_nnp_set();
+    if (rc < 0) return rc;  // nothing has changed yet
+  }
+  // Point of no return.
+  if (p->ruleset_fd >= 0) {
+    int rc = capsa__landlock_restrict_self(p->ruleset_fd);
+    if (rc < 0) fatal("landlock_restrict_self", rc);
+  }
+  if (p->report.trace) {
+    int rc = capsa__trace_install((const char *const *)p->names, p->nnames);
+    if (rc < 0) fatal("sigaction(SIGSYS)", rc);
+  }
+  if (bpf.len) {
+    int rc = capsa_bpf_install(&bpf, p->tsync ? SECCOMP_FILTER_FLAG_TSYNC : 0);
+    if (rc < 0) fatal("seccomp", rc);
+  }
+  capsa__in_capmode = 1;
+  return 0;
+}
+
+// --- the FreeBSD-style calls ---
+
+static pthread_mutex_t g_enter_lock = PTHREAD_MUTEX_INITIALIZER;
+static capsa_capmode_policy *g_entered;
+
+int capsa_cap_enter(void) {
+  pthread_mutex_lock(&g_enter_lock);
+  unsigned mode = 0;
+  capsa_cap_getmode(&mode);
+  int rc = 0;
+  if (!mode) {
+    capsa_capmode_policy *p = capsa_capmode_policy_new();
+    if (!p) rc = -ENOMEM;
+    if (rc == 0) rc = capsa_capmode_policy_allow_held_dirs(p);
+    if (rc == 0) rc = capsa_capmode_policy_compile(p);
+    if (rc == 0) rc = capsa_capmode_policy_enter(p);
+    if (rc == 0) {
+      // The process now lives in this policy: the tracing handler reads its
+      // syscall names for good. What entering needed is released.
+      close(p->ruleset_fd);
+      p->ruleset_fd = -1;
+      capsa_bpf_free(&p->bpf);
+      g_entered = p;
+    } else {
+      capsa_capmode_policy_free(p);
+    }
+  }
+  pthread_mutex_unlock(&g_enter_lock);
+  return rc;
+}
+
+int capsa_cap_getmode(unsigned *modep) {
+  if (!modep) return -EFAULT;
+  int saved = errno;
+  // The filter answers the marker with ECAPMODE; the kernel with EINVAL. This
+  // holds in every thread and in children (the filter is inherited), unlike
+  // any memory flag, which is only a fallback for a policy without seccomp.
+  int r = prctl(CAPSA__GETMODE_OPTION, CAPSA__GETMODE_ARG, 0, 0, 0);
+  bool marked = r < 0 && errno == CAPSA_ECAPMODE;
+  errno = saved;
+  *modep = (marked || capsa__in_capmode) ? 1 : 0;
+  return 0;
+}
+
+// --- report ---
+
+int capsa_capmode_policy_report(const capsa_capmode_policy *p,
+                                struct capsa_capmode_report *out) {
+  if (!p || !out || !p->compiled) return -EINVAL;
+  *out = p->report;
+  return 0;
+}
+
+int capsa_capmode_default_report(struct capsa_capmode_report *out) {
+  if (!out) return -EINVAL;
+  capsa_capmode_policy *p = capsa_capmode_policy_new();
+  if (!p) return -ENOMEM;
+  int rc = capsa_capmode_policy_allow_held_dirs(p);
+  if (rc == 0) rc = capsa_capmode_policy_compile(p);
+  if (rc == 0) rc = capsa_capmode_policy_report(p, out);
+  capsa_capmode_policy_free(p);
+  return rc;
+}
+
+const char *capsa_layer_state_name(enum capsa_layer_state s) {
+  switch (s) {
+    case CAPSA_LAYER_ENFORCED:
+      return "enforced";
+    case CAPSA_LAYER_UNAVAILABLE:
+      return "unavailable";
+    case CAPSA_LAYER_DISABLED:
+      return "disabled";
+  }
+  return "unknown";
+}
+
+int capsa_capmode_report_format(const struct capsa_capmode_report *r, bool json,
+                                char *buf, size_t len) {
+  if (!r || (!buf && len)) return -EINVAL;
+#define B(x) ((x) ? "true" : "false")
+  int n;
+  if (json)
+    n = snprintf(
+        buf, len,
+        "{\"complete\":%s,\"no_new_privs\":\"%s\",\"landlock\":\"%s\","
+        "\"landlock_abi\":%d,\"landlock_fs\":%s,\"landlock_fs_truncate\":%s,"
+        "\"landlock_fs_ioctl_dev\":%s,\"landlock_net_tcp\":%s,"
+        "\"landlock_scope_abstract_unix\":%s,\"landlock_scope_signal\":%s,"
+        "\"landlock_dirs\":%u,\"seccomp\":\"%s\",\"seccomp_rows\":%u,"
+        "\"seccomp_bpf_len\":%u,\"trace\":%s}",
+        B(r->complete), capsa_layer_state_name(r->nnp),
+        capsa_layer_state_name(r->landlock), r->landlock_abi, B(r->landlock_fs),
+        B(r->landlock_fs_truncate), B(r->landlock_fs_ioctl_dev),
+        B(r->landlock_net_tcp), B(r->landlock_scope_abstract_unix),
+        B(r->landlock_scope_signal), r->landlock_dirs,
+        capsa_layer_state_name(r->seccomp), r->seccomp_rows, r->seccomp_bpf_len,
+        B(r->trace));
+  else
+    n = snprintf(
+        buf, len,
+        "capability mode %s: no_new_privs=%s landlock=%s(abi %d%s%s%s%s%s, "
+        "%u dirs) seccomp=%s(%u rows, %u insns) trace=%s",
+        r->complete ? "complete" : "INCOMPLETE", capsa_layer_state_name(r->nnp),
+        capsa_layer_state_name(r->landlock), r->landlock_abi,
+        r->landlock_fs ? " fs" : "", r->landlock_fs_truncate ? " truncate" : "",
+        r->landlock_fs_ioctl_dev ? " ioctl_dev" : "",
+        r->landlock_net_tcp ? " tcp" : "",
+        r->landlock_scope_signal ? " scopes" : "", r->landlock_dirs,
+        capsa_layer_state_name(r->seccomp), r->seccomp_rows, r->seccomp_bpf_len,
+        r->trace ? "on" : "off");
+#undef B
+  return n < 0 ? -EINVAL : n;
+}

@@ -1,0 +1,52 @@
+// Shared between the files of capability mode (capmode.c, capmode_policy.c,
+// trace.c, selftest.c). Not a public header.
+#ifndef CAPSA_SANDBOX_CAPMODE_INTERNAL_H_
+#define CAPSA_SANDBOX_CAPMODE_INTERNAL_H_
+
+#include <stddef.h>
+
+#include "sandbox/capmode.h"
+
+enum capsa__row_action {
+  CAPSA__ALLOW,
+  // Refused with ECAPMODE. The default action already does this; the row is
+  // there for review and so that a per-process-type rule cannot re-allow it.
+  CAPSA__REFUSE,
+  CAPSA__ERRNO,  // refused with row.err, never traced (an expected answer)
+};
+
+struct capsa__capmode_row {
+  const char *syscall;  // x86_64 name, resolved by libseccomp
+  enum capsa__row_action action;
+  int err;  // CAPSA__ERRNO only
+  unsigned ncmp;
+  struct capsa_arg_cmp cmp[3];
+  const char *reason;
+};
+
+extern const struct capsa__capmode_row capsa__capmode_table[];
+extern const size_t capsa__capmode_table_len;
+
+// Stands for "the caller's pid" in the table; enter() patches the compiled
+// BPF with getpid(). Above PID_MAX_LIMIT (4M), so never a real pid.
+#define CAPSA__SELF_PID 0x7ca95a11u
+
+// cap_getmode()'s marker: prctl(CAPSA__GETMODE_OPTION, CAPSA__GETMODE_ARG)
+// is an unknown option to the kernel (EINVAL), and the capability-mode
+// filter answers it with ECAPMODE even when tracing.
+#define CAPSA__GETMODE_OPTION 0x43415053u /* "CAPS" */
+#define CAPSA__GETMODE_ARG 0x4d4f4445u    /* "MODE" */
+
+// trace.c: the SIGSYS handler of violation tracing. Installs it for the
+// calling process; `names` (borrowed, must outlive the process's use of it)
+// maps x86_64 syscall numbers < nnames to names. No allocation.
+int capsa__trace_install(const char *const *names, unsigned nnames);
+// Builds the name table (malloc'd; caller frees each entry and the array).
+char **capsa__trace_names_new(unsigned *nnames);
+void capsa__trace_names_free(char **names, unsigned nnames);
+
+// Set once a process has crossed the point of no return (inherited by fork
+// and threads; exec is refused in capability mode).
+extern volatile int capsa__in_capmode;
+
+#endif  // CAPSA_SANDBOX_CAPMODE_INTERNAL_H_

@@ -1,0 +1,353 @@
+// The capability-mode API: errors, features, getmode, irreversibility, the
+// policy object, reports, violation tracing.
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "sandbox/seccomp.h"
+#include "tests/harness/child.h"
+#include "tests/sandbox/capmode_test_util.h"
+
+namespace {
+
+TEST(CapsaErrors, NamesAndDescriptions) {
+  EXPECT_STREQ("ECAPMODE", capsa_errno_name(ECAPMODE));
+  EXPECT_STREQ("ECAPMODE", capsa_errno_name(-ECAPMODE));
+  EXPECT_STREQ("ENOTCAPABLE", capsa_errno_name(-ENOTCAPABLE));
+  EXPECT_STREQ("EACCES", capsa_errno_name(EACCES));
+  EXPECT_EQ(nullptr, capsa_errno_name(4000));
+  EXPECT_STREQ("Not permitted in capability mode", capsa_strerror(-ECAPMODE));
+  EXPECT_STREQ("Capabilities insufficient", capsa_strerror(ENOTCAPABLE));
+  EXPECT_STREQ(strerror(ENOENT), capsa_strerror(-ENOENT));
+  EXPECT_NE(ECAPMODE, ENOTCAPABLE);
+}
+
+TEST(CapsaFeatures, ProbedOnceAndConsistent) {
+  const struct capsa_features *a = capsa_features_get();
+  const struct capsa_features *b = capsa_features_get();
+  EXPECT_EQ(a, b);
+  long abi = syscall(SYS_landlock_create_ruleset, nullptr, 0, 1U);
+  EXPECT_EQ(abi < 0 ? 0 : abi, a->landlock_abi);
+  EXPECT_EQ(prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0, a->seccomp_filter);
+  char buf[1024];
+  int n = capsa_features_format(a, true, buf, sizeof(buf));
+  ASSERT_GT(n, 0);
+  ASSERT_LT(n, (int)sizeof(buf));
+  EXPECT_EQ('{', buf[0]);
+  EXPECT_NE(nullptr, strstr(buf, "\"landlock_abi\":"));
+  EXPECT_EQ(-EINVAL, capsa_features_format(nullptr, false, buf, sizeof(buf)));
+}
+
+TEST(CapMode, GetModeOutsideAndInside) {
+  unsigned mode = 7;
+  ASSERT_EQ(0, capsa_cap_getmode(&mode));
+  EXPECT_EQ(0u, mode);
+  EXPECT_EQ(-EFAULT, capsa_cap_getmode(nullptr));
+  CAPSA_EXPECT_CHILD_OK(([] {
+    REQUIRE_SECCOMP();
+    ENTER_CAPMODE();
+    unsigned m = 0;
+    ASSERT_EQ(0, capsa_cap_getmode(&m));
+    EXPECT_EQ(1u, m);
+  }));
+}
+
+TEST(CapMode, CannotBeUndoneOrWidened) {
+  CAPSA_EXPECT_CHILD_OK(([] {
+    REQUIRE_SECCOMP();
+    ENTER_CAPMODE();
+    // Idempotent: a second entry succeeds and changes nothing.
+    EXPECT_EQ(0, capsa_cap_enter());
+    EXPECT_ERRNO(ECAPMODE, open("/etc/passwd", O_RDONLY));
+    // no_new_privs stays set.
+    EXPECT_EQ(1, prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0));
+    EXPECT_ERRNO(ECAPMODE, prctl(PR_SET_NO_NEW_PRIVS, 0, 0, 0, 0));
+    EXPECT_OK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+    EXPECT_EQ(SECCOMP_MODE_FILTER, prctl(PR_GET_SECCOMP, 0, 0, 0, 0));
+    // Seccomp mode changes: strict mode, a listener, disabling speculation
+    // mitigations are refused; Landlock is capsa's.
+    EXPECT_ERRNO(ECAPMODE,
+                 syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 0, nullptr));
+    EXPECT_ERRNO(ECAPMODE, syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                                   SECCOMP_FILTER_FLAG_NEW_LISTENER, nullptr));
+    EXPECT_ERRNO(ECAPMODE, syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                                   SECCOMP_FILTER_FLAG_SPEC_ALLOW, nullptr));
+    EXPECT_ERRNO(ECAPMODE, prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT));
+    EXPECT_ERRNO(ECAPMODE, syscall(SYS_landlock_create_ruleset, nullptr, 0, 1));
+    EXPECT_ERRNO(ECAPMODE, prctl(PR_SET_DUMPABLE, 1));
+    // An extra allow-everything filter can be added but widens nothing: the
+    // stricter answer of all filters wins.
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    ASSERT_NE(nullptr, ctx);
+    struct capsa_bpf bpf;
+    ASSERT_EQ(0, capsa_bpf_compile(ctx, &bpf));
+    seccomp_release(ctx);
+    EXPECT_EQ(0, capsa_bpf_install(&bpf, 0));
+    capsa_bpf_free(&bpf);
+    EXPECT_ERRNO(ECAPMODE, open("/etc/passwd", O_RDONLY));
+    unsigned m = 0;
+    capsa_cap_getmode(&m);
+    EXPECT_EQ(1u, m);
+  }));
+}
+
+TEST(CapModePolicy, SettersValidateAndRecord) {
+  capsa_capmode_policy *p = capsa_capmode_policy_new();
+  ASSERT_NE(nullptr, p);
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_allow(nullptr, 0, nullptr, 0, "r"));
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_allow(p, SYS_read, nullptr, 0, ""));
+  EXPECT_EQ(-EINVAL,
+            capsa_capmode_policy_allow(p, SYS_read, nullptr, 0, nullptr));
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_allow(p, -1, nullptr, 0, "r"));
+  struct capsa_arg_cmp bad = {6, CAPSA_CMP_EQ, 0, 0};
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_allow(p, SYS_read, &bad, 1, "r"));
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_allow(p, SYS_read, nullptr, 1, "r"));
+  EXPECT_EQ(-ENOENT, capsa_capmode_policy_allow_name(p, "no_such_call", nullptr,
+                                                     0, "r"));
+  // The table's refusals cannot be re-allowed.
+  EXPECT_EQ(-EPERM, capsa_capmode_policy_allow_name(p, "execve", nullptr, 0,
+                                                    "renderer wants exec"));
+  EXPECT_EQ(-EPERM,
+            capsa_capmode_policy_allow(p, SYS_ptrace, nullptr, 0, "debugger"));
+  EXPECT_EQ(0, capsa_capmode_policy_allow_name(p, "sysinfo", nullptr, 0,
+                                               "test: extra rule"));
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_disable_layer(p, 1u << 7));
+  EXPECT_EQ(-EBADF, capsa_capmode_policy_allow_dir(p, 12345));
+  int fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    EXPECT_EQ(-ENOTDIR, capsa_capmode_policy_allow_dir(p, fd));
+    close(fd);
+  }
+  struct capsa_capmode_report r;
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_report(p, &r));  // not compiled
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_enter(p));       // not compiled
+  if (capsa_features_get()->seccomp_filter) {
+    ASSERT_EQ(0, capsa_capmode_policy_compile(p));
+    EXPECT_EQ(-EBUSY, capsa_capmode_policy_compile(p));
+    EXPECT_EQ(-EBUSY, capsa_capmode_policy_allow_name(p, "sysinfo", nullptr, 0,
+                                                      "late"));
+  }
+  capsa_capmode_policy_free(p);
+  capsa_capmode_policy_free(nullptr);
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_enter(nullptr));
+}
+
+// Nothing silently weakens: leaving out no_new_privs alone would make the
+// other layers fail past the point of no return, so it is refused.
+TEST(CapModePolicy, NoNewPrivsCannotBeLeftOutAlone) {
+  capsa_capmode_policy *p = capsa_capmode_policy_new();
+  ASSERT_NE(nullptr, p);
+  ASSERT_EQ(0, capsa_capmode_policy_disable_layer(p, CAPSA_LAYER_NNP));
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_compile(p));
+  capsa_capmode_policy_free(p);
+}
+
+TEST(CapModePolicy, ExtraRuleAllowsOnlyWhatItNames) {
+  CAPSA_EXPECT_CHILD_OK(([] {
+    REQUIRE_SECCOMP();
+    capsa_capmode_policy *p = capsa_capmode_policy_new();
+    ASSERT_NE(nullptr, p);
+    ASSERT_EQ(0, capsa_capmode_policy_allow_name(p, "sysinfo", nullptr, 0,
+                                                 "test: system load"));
+    // getpriority only for "which" == 7 (never valid): EINVAL from the kernel
+    // proves the rule let it through.
+    struct capsa_arg_cmp c = {0, CAPSA_CMP_MASKED_EQ, 0xffffffffu, 7};
+    ASSERT_EQ(0, capsa_capmode_policy_allow_name(p, "getpriority", &c, 1,
+                                                 "test: conditional"));
+    ASSERT_EQ(0, capsa_capmode_policy_compile(p));
+    ASSERT_EQ(0, capsa_capmode_policy_enter(p));
+    struct sysinfo si;
+    EXPECT_OK(sysinfo(&si));
+    EXPECT_ERRNO(EINVAL, syscall(SYS_getpriority, 7, 0));
+    EXPECT_ERRNO(ECAPMODE, syscall(SYS_getpriority, 8, 0));
+    EXPECT_ERRNO(ECAPMODE, open("/etc/passwd", O_RDONLY));
+    capsa_capmode_policy_free(p);
+  }));
+  // Without the extra rule, the default policy refuses sysinfo.
+  CAPSA_EXPECT_CHILD_OK(([] {
+    REQUIRE_SECCOMP();
+    ENTER_CAPMODE();
+    struct sysinfo si;
+    EXPECT_ERRNO(ECAPMODE, sysinfo(&si));
+  }));
+}
+
+// A launcher compiles once in the parent; each child only loads it. The "own
+// pid" of the signal rows is the child's, not the compiler's.
+TEST(CapModePolicy, CompiledInParentEnteredInChild) {
+  if (!capsa_features_get()->seccomp_filter) GTEST_SKIP() << "no seccomp";
+  capsa_capmode_policy *p = capsa_capmode_policy_new();
+  ASSERT_NE(nullptr, p);
+  ASSERT_EQ(0, capsa_capmode_policy_compile(p));
+  struct capsa_capmode_report r;
+  ASSERT_EQ(0, capsa_capmode_policy_report(p, &r));
+  EXPECT_EQ(CAPSA_LAYER_ENFORCED, r.seccomp);
+  EXPECT_EQ(CAPSA_LAYER_ENFORCED, r.nnp);
+  EXPECT_GT(r.seccomp_bpf_len, 10u);
+  EXPECT_EQ(0u, r.landlock_dirs);  // a policy grants no directory by default
+  for (int i = 0; i < 2; i++) {
+    CAPSA_EXPECT_CHILD_OK(([p] {
+      ASSERT_EQ(0, capsa_capmode_policy_enter(p));
+      unsigned m = 0;
+      capsa_cap_getmode(&m);
+      EXPECT_EQ(1u, m);
+      EXPECT_OK(kill(getpid(), 0));
+      EXPECT_ERRNO(ECAPMODE, kill(getppid(), 0));
+      EXPECT_ERRNO(ECAPMODE, open("/etc/passwd", O_RDONLY));
+    }));
+  }
+  capsa_capmode_policy_free(p);
+}
+
+TEST(CapModePolicy, DisabledLayerIsReportedNotHidden) {
+  CAPSA_EXPECT_CHILD_OK(([] {
+    REQUIRE_SECCOMP();
+    REQUIRE_LANDLOCK(1);
+    capsa_capmode_policy *p = capsa_capmode_policy_new();
+    ASSERT_NE(nullptr, p);
+    ASSERT_EQ(0, capsa_capmode_policy_disable_layer(p, CAPSA_LAYER_SECCOMP));
+    ASSERT_EQ(0, capsa_capmode_policy_compile(p));
+    struct capsa_capmode_report r;
+    ASSERT_EQ(0, capsa_capmode_policy_report(p, &r));
+    EXPECT_EQ(CAPSA_LAYER_DISABLED, r.seccomp);
+    EXPECT_EQ(CAPSA_LAYER_ENFORCED, r.landlock);
+    EXPECT_FALSE(r.complete);
+    char line[512];
+    ASSERT_GT(capsa_capmode_report_format(&r, false, line, sizeof(line)), 0);
+    EXPECT_NE(nullptr, strstr(line, "INCOMPLETE")) << line;
+    EXPECT_NE(nullptr, strstr(line, "seccomp=disabled")) << line;
+    ASSERT_EQ(0, capsa_capmode_policy_enter(p));
+    // Landlock alone still refuses the file system (with its own errno)...
+    EXPECT_ERRNO(EACCES, open("/etc/passwd", O_RDONLY));
+    // ...but the syscall layer is gone, as the report says.
+    EXPECT_OK(getppid());
+    unsigned m = 0;
+    capsa_cap_getmode(&m);
+    EXPECT_EQ(1u, m);
+    capsa_capmode_policy_free(p);
+  }));
+}
+
+TEST(CapModeReport, DefaultReportOnThisKernel) {
+  struct capsa_capmode_report r;
+  ASSERT_EQ(0, capsa_capmode_default_report(&r));
+  const struct capsa_features *f = capsa_features_get();
+  EXPECT_EQ(f->seccomp_filter ? CAPSA_LAYER_ENFORCED : CAPSA_LAYER_UNAVAILABLE,
+            r.seccomp);
+  EXPECT_EQ(
+      f->landlock_abi > 0 ? CAPSA_LAYER_ENFORCED : CAPSA_LAYER_UNAVAILABLE,
+      r.landlock);
+  EXPECT_EQ(f->landlock_abi, r.landlock_abi);
+  EXPECT_EQ(f->landlock_abi >= 6, r.landlock_scope_signal);
+  EXPECT_EQ(f->seccomp_filter && f->landlock_abi >= 6, r.complete);
+  char json[1024];
+  int n = capsa_capmode_report_format(&r, true, json, sizeof(json));
+  ASSERT_GT(n, 0);
+  ASSERT_LT(n, (int)sizeof(json));
+  EXPECT_EQ('{', json[0]);
+  EXPECT_EQ('}', json[n - 1]);
+  EXPECT_NE(nullptr, strstr(json, "\"seccomp\":\"")) << json;
+  // Truncation is reported like snprintf.
+  char small[8];
+  EXPECT_EQ(n, capsa_capmode_report_format(&r, true, small, sizeof(small)));
+  EXPECT_EQ('\0', small[7]);
+  EXPECT_EQ(-EINVAL, capsa_capmode_report_format(nullptr, true, json, 10));
+  EXPECT_STREQ("disabled", capsa_layer_state_name(CAPSA_LAYER_DISABLED));
+}
+
+// Reads what the child wrote to stderr (redirected to a pipe).
+static std::string drain(int fd) {
+  std::string s;
+  char buf[512];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) > 0) s.append(buf, n);
+  return s;
+}
+
+TEST(CapModeTrace, ViolationsAreReportedAndTheProgramContinues) {
+  CAPSA_EXPECT_CHILD_OK(([] {
+    REQUIRE_SECCOMP();
+    if (!capsa_features_get()->seccomp_trap) GTEST_SKIP() << "no RET_TRAP";
+    int p[2];
+    ASSERT_EQ(0, pipe2(p, O_NONBLOCK));
+    capsa_capmode_policy *pol = capsa_capmode_policy_new();
+    ASSERT_EQ(0, capsa_capmode_policy_set_trace(pol, true));
+    ASSERT_EQ(0, capsa_capmode_policy_compile(pol));
+    struct capsa_capmode_report r;
+    ASSERT_EQ(0, capsa_capmode_policy_report(pol, &r));
+    EXPECT_TRUE(r.trace);
+    long pre;
+    __asm__ volatile("int $0x80" : "=a"(pre) : "a"(20L) : "memory");
+    bool has_i386 = pre == getpid();
+    int saved = dup(2);
+    ASSERT_EQ(0, capsa_capmode_policy_enter(pol));
+    ASSERT_EQ(2, dup2(p[1], 2));
+    EXPECT_ERRNO(ECAPMODE, syscall(SYS_openat, AT_FDCWD, "/etc/passwd", 0));
+    EXPECT_ERRNO(ECAPMODE, syscall(SYS_ptrace, 0, 0, 0, 0));
+    // Expected answers are not violations: clone3 (ENOSYS), getmode's marker.
+    EXPECT_ERRNO(ENOSYS, syscall(SYS_clone3, nullptr, 0));
+    unsigned m = 0;
+    capsa_cap_getmode(&m);
+    EXPECT_EQ(1u, m);
+    // i386 calls are traced too.
+    long r32 = 0;
+    if (has_i386)
+      __asm__ volatile("int $0x80" : "=a"(r32) : "a"(20L) : "memory");
+    dup2(saved, 2);
+    std::string out = drain(p[0]);
+    EXPECT_NE(std::string::npos,
+              out.find("capsa: capmode violation: openat(0x"))
+        << out;
+    EXPECT_NE(std::string::npos, out.find("ffffff9c, ")) << out;  // AT_FDCWD
+    EXPECT_NE(std::string::npos, out.find("ptrace(0x0")) << out;
+    EXPECT_NE(std::string::npos, out.find("layer=seccomp -> ECAPMODE")) << out;
+    EXPECT_EQ(std::string::npos, out.find("clone3")) << out;
+    EXPECT_EQ(std::string::npos, out.find("prctl")) << out;
+    if (has_i386) {
+      EXPECT_EQ(-ECAPMODE, r32);
+      EXPECT_NE(std::string::npos, out.find("i386:syscall_20(")) << out;
+    }
+    capsa_capmode_policy_free(pol);
+  }));
+}
+
+TEST(CapModeTrace, EnvironmentVariableTurnsItOn) {
+  CAPSA_EXPECT_CHILD_OK(([] {
+    REQUIRE_SECCOMP();
+    if (!capsa_features_get()->seccomp_trap) GTEST_SKIP() << "no RET_TRAP";
+    int p[2];
+    ASSERT_EQ(0, pipe2(p, O_NONBLOCK));
+    setenv("CAPSA_TRACE", "1", 1);
+    ENTER_CAPMODE();
+    int saved = dup(2);
+    ASSERT_EQ(2, dup2(p[1], 2));
+    EXPECT_ERRNO(ECAPMODE, syscall(SYS_mkdir, "/tmp/capsa-trace", 0700));
+    dup2(saved, 2);
+    std::string out = drain(p[0]);
+    EXPECT_NE(std::string::npos, out.find("capmode violation: mkdir(")) << out;
+  }));
+  // Without it: refused silently.
+  CAPSA_EXPECT_CHILD_OK(([] {
+    REQUIRE_SECCOMP();
+    int p[2];
+    ASSERT_EQ(0, pipe2(p, O_NONBLOCK));
+    unsetenv("CAPSA_TRACE");
+    ENTER_CAPMODE();
+    int saved = dup(2);
+    ASSERT_EQ(2, dup2(p[1], 2));
+    EXPECT_ERRNO(ECAPMODE, syscall(SYS_mkdir, "/tmp/capsa-trace", 0700));
+    dup2(saved, 2);
+    EXPECT_EQ("", drain(p[0]));
+  }));
+}
+
+}  // namespace
