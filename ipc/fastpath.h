@@ -32,6 +32,12 @@ typedef struct capsa_fastpath {
   // Returns its length, 0 when empty, negative errno when the ring is broken
   // or the peer wrote garbage (treated as a bad message).
   ssize_t (*recv)(void *ctx, uint8_t *buf, size_t cap);
+  // Optional (NULL: none). A blocking loop calls it instead of poll(2) on
+  // its socket `fd`, so that fast-path messages wake it too: waits up to
+  // `timeout_ms` (< 0: no limit) and returns 1 (fast path has data), 2 (`fd`
+  // readable or hung up), 0 (timeout) or a negative errno.
+  // capsa_ring_fastpath_wait (ipc/ring_fastpath.h) is one.
+  int (*wait)(void *ctx, int fd, int timeout_ms);
 } capsa_fastpath_t;
 
 #ifdef __cplusplus

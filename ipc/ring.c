@@ -86,6 +86,7 @@ int capsa_ring_init(capsa_ring_t *ring, capsa_shm_region_t *region,
   long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
   if (ncpu == 1) ring->spin_min = ring->spin_max = 0;
   ring->spin = ring->spin_max;
+  ring->doorbell = -1;
   return 0;
 }
 
@@ -116,25 +117,32 @@ static int check(capsa_ring_t *r, uint32_t need, uint32_t *word_seen) {
   return r->capacity - used >= need;
 }
 
+// Spins up to the current budget; adapts the budget: doubles it (to the
+// maximum) when spinning paid off, halves it (to the minimum) when not.
+static int spin(capsa_ring_t *r, uint32_t need) {
+  uint32_t seen;
+  for (uint32_t i = 0; i < r->spin; i++) {
+    cpu_relax();
+    int c = check(r, need, &seen);
+    if (c > 0) {
+      r->stats.spin_hits++;
+      uint32_t grown = r->spin * 2;
+      r->spin = grown > r->spin_max || grown < r->spin ? r->spin_max : grown;
+    }
+    if (c != 0) return c;
+  }
+  r->spin = r->spin / 2 < r->spin_min ? r->spin_min : r->spin / 2;
+  return 0;
+}
+
 static int wait_until(capsa_ring_t *r, uint32_t need, int timeout_ms) {
   uint32_t seen;
   int c = check(r, need, &seen);
   if (c != 0) return c < 0 ? c : 0;
   if (timeout_ms == 0) return -EAGAIN;
 
-  for (uint32_t i = 0; i < r->spin; i++) {
-    cpu_relax();
-    c = check(r, need, &seen);
-    if (c != 0) {
-      if (c > 0) {
-        r->stats.spin_hits++;
-        uint32_t grown = r->spin * 2;
-        r->spin = grown > r->spin_max || grown < r->spin ? r->spin_max : grown;
-      }
-      return c < 0 ? c : 0;
-    }
-  }
-  r->spin = r->spin / 2 < r->spin_min ? r->spin_min : r->spin / 2;
+  c = spin(r, need);
+  if (c != 0) return c < 0 ? c : 0;
 
   bool consumer = r->role == CAPSA_RING_CONSUMER;
   _Atomic uint32_t *flag =
@@ -145,7 +153,7 @@ static int wait_until(capsa_ring_t *r, uint32_t need, int timeout_ms) {
   for (;;) {
     // Announce, then re-check: with the peer's publish-then-check of this
     // flag (both seq_cst), one of us sees the other, so no wake-up is lost.
-    atomic_store_explicit(flag, 1, memory_order_seq_cst);
+    atomic_store_explicit(flag, CAPSA_RING_SLEEP_FUTEX, memory_order_seq_cst);
     atomic_thread_fence(memory_order_seq_cst);
     c = check(r, need, &seen);
     if (c != 0) break;
@@ -164,7 +172,7 @@ static int wait_until(capsa_ring_t *r, uint32_t need, int timeout_ms) {
     // EAGAIN (word moved), EINTR and ETIMEDOUT all lead to the re-check.
     futex_wait(word, seen, relp);
   }
-  atomic_store_explicit(flag, 0, memory_order_relaxed);
+  atomic_store_explicit(flag, CAPSA_RING_AWAKE, memory_order_relaxed);
   return c < 0 ? c : 0;
 }
 
@@ -173,10 +181,19 @@ static void publish(capsa_ring_t *r, _Atomic uint32_t *word,
                     _Atomic uint32_t *peer_flag) {
   atomic_store_explicit(word, r->pos, memory_order_seq_cst);
   atomic_thread_fence(memory_order_seq_cst);
-  if (atomic_load_explicit(peer_flag, memory_order_relaxed)) {
-    r->stats.wakes++;
-    futex_wake(word);
+  uint32_t sleeping = atomic_load_explicit(peer_flag, memory_order_relaxed);
+  if (sleeping == CAPSA_RING_AWAKE) return;
+  if (sleeping == CAPSA_RING_SLEEP_DOORBELL && r->doorbell >= 0) {
+    uint64_t one = 1;
+    r->stats.doorbells++;
+    // Non-blocking by contract; EAGAIN means the counter is already set.
+    ssize_t n = write(r->doorbell, &one, sizeof one);
+    (void)n;
+    return;
   }
+  // Any other value (1, or garbage from a hostile peer): the futex.
+  r->stats.wakes++;
+  futex_wake(word);
 }
 
 // Copies between a private buffer and the data area starting at ring
@@ -258,4 +275,45 @@ int capsa_ring_read(capsa_ring_t *ring, void *buf, size_t cap, uint32_t *kind,
   ring->pos += CAPSA_RING_RECORD_SIZE(len);
   publish(ring, &ring->sh->head, &ring->sh->producer_sleeping);
   return (int)len;
+}
+
+int capsa_ring_wait(capsa_ring_t *ring, int timeout_ms) {
+  if (!ring || !ring->sh || ring->role != CAPSA_RING_CONSUMER) return -EINVAL;
+  if (ring->broken) return -EBADMSG;
+  int c = wait_until(ring, 0, timeout_ms);
+  if (c == -EBADMSG) ring->broken = true;
+  return c;
+}
+
+void capsa_ring_set_doorbell(capsa_ring_t *ring, int fd) {
+  if (ring) ring->doorbell = fd;
+}
+
+int capsa_ring_arm(capsa_ring_t *ring) {
+  if (!ring || !ring->sh || ring->role != CAPSA_RING_CONSUMER) return -EINVAL;
+  if (ring->broken) return -EBADMSG;
+  // Same handshake as the futex path: announce, fence, re-check.
+  atomic_store_explicit(&ring->sh->consumer_sleeping, CAPSA_RING_SLEEP_DOORBELL,
+                        memory_order_seq_cst);
+  atomic_thread_fence(memory_order_seq_cst);
+  uint32_t seen;
+  int c = check(ring, 0, &seen);
+  if (c < 0) ring->broken = true;
+  return c;
+}
+
+void capsa_ring_disarm(capsa_ring_t *ring) {
+  if (!ring || !ring->sh || ring->role != CAPSA_RING_CONSUMER) return;
+  atomic_store_explicit(&ring->sh->consumer_sleeping, CAPSA_RING_AWAKE,
+                        memory_order_relaxed);
+}
+
+int capsa_ring_spin(capsa_ring_t *ring) {
+  if (!ring || !ring->sh || ring->role != CAPSA_RING_CONSUMER) return -EINVAL;
+  if (ring->broken) return -EBADMSG;
+  uint32_t seen;
+  int c = check(ring, 0, &seen);
+  if (c == 0) c = spin(ring, 0);
+  if (c < 0) ring->broken = true;
+  return c;
 }

@@ -34,12 +34,20 @@
 // shared (no FUTEX_PRIVATE_FLAG) on a MAP_SHARED mapping, so they work across
 // processes and inside capability mode.
 //
+// Doorbells: a consumer that must wait for a ring *and* descriptors (a libuv
+// loop, a renderer loop polling its socket) cannot sleep on a futex. It arms
+// the ring (capsa_ring_arm: consumer_sleeping = 2) before blocking in
+// poll/epoll on a doorbell descriptor (an eventfd) whose writing end the
+// producer holds (capsa_ring_set_doorbell); the producer writes it only when
+// it sees the ring armed. A hostile peer can only cause spurious wake-ups.
+//
 // Shared layout (the ABI between the two processes; all little-endian u32):
 //   offset   0  tail: bytes ever published by the producer (futex word the
 //                consumer sleeps on)
 //   offset   4  producer_sleeping: the producer waits for space
 //   offset  64  head: bytes ever consumed (futex word the producer sleeps on)
-//   offset  68  consumer_sleeping: the consumer waits for data
+//   offset  68  consumer_sleeping: the consumer waits for data: 1 on the
+//                futex, 2 in poll() on its doorbell (capsa_ring_arm)
 //   offset 4096 data[capacity]: records of {u32 len, u32 kind, payload padded
 //                to 8 bytes}; a record may wrap around the end of the area.
 // Indices run freely modulo 2^32; capacity is a power of two.
@@ -82,7 +90,13 @@ typedef struct capsa_ring_stats {
   uint64_t spin_hits;  // waits satisfied while spinning
   uint64_t sleeps;     // FUTEX_WAIT calls
   uint64_t wakes;      // FUTEX_WAKE calls
+  uint64_t doorbells;  // doorbell writes
 } capsa_ring_stats_t;
+
+// Values of the sleeping words.
+#define CAPSA_RING_AWAKE 0u
+#define CAPSA_RING_SLEEP_FUTEX 1u
+#define CAPSA_RING_SLEEP_DOORBELL 2u
 
 // One side of a ring. Fields are private; the struct is public only so that it
 // can live inside other objects without an allocation.
@@ -94,6 +108,7 @@ typedef struct capsa_ring {
   capsa_ring_role_t role;
   bool broken;  // sticky: the peer corrupted the ring
   uint32_t spin, spin_min, spin_max;
+  int doorbell;  // producer: descriptor to ring, borrowed; -1 if none
   capsa_ring_stats_t stats;
 } capsa_ring_t;
 
@@ -133,6 +148,26 @@ int capsa_ring_read(capsa_ring_t *ring, void *buf, size_t cap, uint32_t *kind,
 // Consumer: 1 if a record is visible now, 0 if not, -EBADMSG if the ring is
 // corrupt. Never waits.
 int capsa_ring_poll(capsa_ring_t *ring);
+
+// Consumer: waits (spin, then futex) up to `timeout_ms` until a record is
+// visible, without taking it. Returns 0, -EAGAIN, -ETIMEDOUT, -EBADMSG.
+int capsa_ring_wait(capsa_ring_t *ring, int timeout_ms);
+
+// Consumer: spins (adaptive budget, no system call) until a record is
+// visible. Returns 1 (visible), 0 (budget spent), -EBADMSG.
+int capsa_ring_spin(capsa_ring_t *ring);
+
+// Producer: `fd` (borrowed, must stay open while set; -1 to unset) receives an
+// 8-byte write of 1 (eventfd semantics) after a publish that finds the
+// consumer armed. Make it non-blocking: a full counter then costs nothing.
+void capsa_ring_set_doorbell(capsa_ring_t *ring, int fd);
+
+// Consumer about to block in poll() on its doorbell: announces it and
+// re-checks. Returns 0 (armed and empty: block), 1 (a record is already
+// visible: do not block, drain first; the ring stays armed), -EBADMSG.
+int capsa_ring_arm(capsa_ring_t *ring);
+// Consumer woke up: withdraws the announcement (cheaper publishes again).
+void capsa_ring_disarm(capsa_ring_t *ring);
 
 #ifdef __cplusplus
 }
