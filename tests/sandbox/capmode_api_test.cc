@@ -14,6 +14,7 @@
 #include <string>
 
 #include "sandbox/seccomp.h"
+#include "sandbox/selftest.h"
 #include "tests/harness/child.h"
 #include "tests/sandbox/capmode_test_util.h"
 
@@ -348,6 +349,30 @@ TEST(CapModeTrace, EnvironmentVariableTurnsItOn) {
     dup2(saved, 2);
     EXPECT_EQ("", drain(p[0]));
   }));
+}
+
+// The doctor's escape list: every escape this kernel can refuse is refused
+// with the errno of the layer meant to refuse it; the caller is unaffected.
+TEST(CapModeSelftest, EveryEscapeRefused) {
+  EXPECT_EQ(-EINVAL, capsa_capmode_selftest(nullptr, 0, nullptr));
+  struct capsa_selftest_result res[CAPSA_SELFTEST_MAX];
+  size_t n = 0;
+  int failed = capsa_capmode_selftest(res, CAPSA_SELFTEST_MAX, &n);
+  ASSERT_GE(failed, 0) << capsa_strerror(failed);
+  EXPECT_EQ(0, failed);
+  ASSERT_GE(n, 12u);
+  size_t ran = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (res[i].skipped) continue;
+    ran++;
+    EXPECT_TRUE(res[i].passed)
+        << res[i].name << ": got " << capsa_strerror(res[i].got_errno);
+    EXPECT_EQ(res[i].expected_errno, res[i].got_errno) << res[i].name;
+  }
+  if (ran == 0) GTEST_SKIP() << "no layer available on this kernel";
+  unsigned mode = 1;
+  capsa_cap_getmode(&mode);
+  EXPECT_EQ(0u, mode);  // the test process itself stayed outside
 }
 
 }  // namespace

@@ -180,8 +180,9 @@ TEST(CapModeRefuses, OtherProcesses) {
     EXPECT_ERRNO(ECAPMODE, syscall(SYS_getpriority, PRIO_PROCESS, parent));
     cpu_set_t set;
     CPU_ZERO(&set);
-    EXPECT_ERRNO(ECAPMODE, sched_getaffinity(parent, sizeof(set), &set));
     EXPECT_OK(sched_getaffinity(0, sizeof(set), &set));
+    EXPECT_ERRNO(ECAPMODE, sched_setaffinity(parent, sizeof(set), &set));
+    EXPECT_OK(sched_setaffinity(0, sizeof(set), &set));
     struct sched_param sp = {0};
     EXPECT_ERRNO(ECAPMODE, sched_setscheduler(parent, SCHED_OTHER, &sp));
     EXPECT_ERRNO(ECAPMODE, syscall(SYS_pidfd_open, parent, 0));
