@@ -14,6 +14,8 @@ struct bench {
 
 static const struct bench kBenches[] = {
     {"ipc", "round trips, msg/s, bulk vs raw socketpair/shm", capsa_bench_ipc},
+    {"capmode", "capability mode: per-syscall overhead, cost of entering",
+     capsa_bench_capmode},
     {NULL, NULL, NULL},  // sentinel; benches are added above this line
 };
 
