@@ -1,0 +1,488 @@
+// Channels end to end: the libuv host side against a renderer loop, and
+// against a hostile peer sending raw records.
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <deque>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ipc/codec.h"
+#include "ipc/loop.h"
+#include "ipc/uv_channel.h"
+#include "tests/ipc/ipc_test_util.h"
+
+using ipc_test::Encode;
+using ipc_test::Sample;
+
+namespace {
+
+// A host channel on its own loop with the far end kept raw.
+class HostChannel : public ::testing::Test {
+ public:
+  void SetUp() override {
+    ASSERT_EQ(0, uv_loop_init(&loop_));
+    ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp_));
+    fds_before_ = ipc_test::OpenFdCount();
+  }
+  void TearDown() override {
+    if (ch_open_) Close();
+    if (sp_[1] >= 0) close(sp_[1]);
+    uv_loop_close(&loop_);
+  }
+  void Open(const capsa_channel_options_t *o = nullptr) {
+    ASSERT_EQ(0, capsa_channel_init(&loop_, &ch_, sp_[0], o));
+    ch_.data = this;
+    ch_open_ = true;
+    ASSERT_EQ(0, capsa_channel_start(
+                     &ch_,
+                     [](capsa_channel_t *c, capsa_msg_t *m) {
+                       auto *t = static_cast<HostChannel *>(c->data);
+                       t->got_.push_back(m->type);
+                       if (t->on_msg_) t->on_msg_(m);
+                     },
+                     [](capsa_channel_t *c, int err, const char *why) {
+                       auto *t = static_cast<HostChannel *>(c->data);
+                       t->err_ = err;
+                       t->why_ = why;
+                       uv_stop(c->loop);
+                     }));
+  }
+  void Close() {
+    capsa_channel_close(&ch_, nullptr);
+    uv_run(&loop_, UV_RUN_DEFAULT);
+    ch_open_ = false;
+  }
+  // Runs the loop until an error, `pred` or `max_iter` iterations.
+  template <typename P>
+  void RunUntil(P pred, int max_iter = 2000, uv_run_mode mode = UV_RUN_ONCE) {
+    for (int i = 0; i < max_iter && err_ == 0 && !pred(); i++)
+      uv_run(&loop_, mode);
+  }
+  void SendRaw(const capsa_msg_t &m, const int *fds = nullptr, size_t n = 0) {
+    auto b = Encode(m);
+    ASSERT_EQ((ssize_t)b.size(),
+              ipc_test::RawSend(sp_[1], b.data(), b.size(), fds, n));
+  }
+  void ExpectBad(const char *needle) {
+    RunUntil([] { return false; }, 50, UV_RUN_NOWAIT);
+    EXPECT_EQ(-EBADMSG, err_);
+    EXPECT_NE(std::string::npos, why_.find(needle)) << "reason: " << why_;
+  }
+
+  uv_loop_t loop_;
+  int sp_[2] = {-1, -1};
+  capsa_channel_t ch_;
+  bool ch_open_ = false;
+  std::vector<int> got_;
+  std::function<void(capsa_msg_t *)> on_msg_;
+  int err_ = 0;
+  std::string why_;
+  int fds_before_ = 0;
+};
+
+TEST_F(HostChannel, HelloThenMessages) {
+  Open();
+  SendRaw(Sample(CAPSA_MSG_HELLO));
+  capsa_msg_t log = Sample(CAPSA_MSG_LOG);
+  log.seq = 2;
+  SendRaw(log);
+  RunUntil([&] { return got_.size() == 2; });
+  EXPECT_EQ(0, err_) << why_;
+  EXPECT_EQ((std::vector<int>{CAPSA_MSG_HELLO, CAPSA_MSG_LOG}), got_);
+}
+
+TEST_F(HostChannel, NothingBeforeHello) {
+  Open();
+  SendRaw(Sample(CAPSA_MSG_LOG));
+  ExpectBad("before hello");
+  EXPECT_TRUE(got_.empty());
+}
+
+TEST_F(HostChannel, GarbageIsABadMessage) {
+  Open();
+  char junk[64];
+  memset(junk, 0xa5, sizeof junk);
+  ASSERT_EQ(64, ipc_test::RawSend(sp_[1], junk, sizeof junk, nullptr, 0));
+  ExpectBad("verification");
+}
+
+TEST_F(HostChannel, OversizedRecordIsABadMessage) {
+  Open();
+  std::vector<char> big(CAPSA_IPC_MAX_MESSAGE + 100, 'x');
+  int sz = 1 << 20;
+  setsockopt(sp_[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+  ASSERT_EQ((ssize_t)big.size(),
+            ipc_test::RawSend(sp_[1], big.data(), big.size(), nullptr, 0));
+  ExpectBad("larger than");
+}
+
+TEST_F(HostChannel, UndeclaredDescriptorIsClosedAndBad) {
+  Open();
+  int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  SendRaw(Sample(CAPSA_MSG_HELLO), &fd, 1);
+  close(fd);
+  ExpectBad("0 handles declared, 1 descriptors attached");
+  // Everything the peer sent was closed: only the channel's socket remains.
+  EXPECT_EQ(fds_before_, ipc_test::OpenFdCount());
+}
+
+TEST_F(HostChannel, TooManyDescriptorsIsCtrunc) {
+  Open();
+  std::vector<int> fds;
+  for (int i = 0; i < CAPSA_IPC_MAX_HANDLES + 4; i++)
+    fds.push_back(open("/dev/null", O_RDONLY | O_CLOEXEC));
+  SendRaw(Sample(CAPSA_MSG_HELLO), fds.data(), fds.size());
+  for (int fd : fds) close(fd);
+  ExpectBad("truncated");
+  EXPECT_EQ(fds_before_, ipc_test::OpenFdCount());
+}
+
+TEST_F(HostChannel, ResponseToNothingIsBad) {
+  Open();
+  SendRaw(Sample(CAPSA_MSG_HELLO));
+  capsa_msg_t pong = Sample(CAPSA_MSG_PONG);
+  pong.seq = 2;
+  SendRaw(pong);
+  ExpectBad("not outstanding");
+}
+
+TEST_F(HostChannel, RequestTimesOutAndLateReplyIsDropped) {
+  Open();
+  SendRaw(Sample(CAPSA_MSG_HELLO));
+  RunUntil([&] { return got_.size() == 1; });
+  capsa_msg_t ping = Sample(CAPSA_MSG_PING);
+  int status = 1;
+  ASSERT_EQ(0, capsa_channel_request(
+                   &ch_, &ping, 20,
+                   [](capsa_channel_t *, int st, capsa_msg_t *r, void *arg) {
+                     *static_cast<int *>(arg) = st;
+                     EXPECT_EQ(nullptr, r);
+                   },
+                   &status));
+  RunUntil([&] { return status != 1; });
+  EXPECT_EQ(-ETIMEDOUT, status);
+  // The renderer answers late: dropped, not a bad message.
+  capsa_msg_t pong = Sample(CAPSA_MSG_PONG);
+  pong.seq = 2;
+  pong.request_id = ping.request_id;
+  SendRaw(pong);
+  capsa_msg_t log = Sample(CAPSA_MSG_LOG);
+  log.seq = 3;
+  SendRaw(log);
+  RunUntil([&] { return got_.size() == 2; });
+  EXPECT_EQ(0, err_) << why_;
+  EXPECT_EQ(CAPSA_MSG_LOG, got_.back());
+}
+
+TEST_F(HostChannel, CloseCancelsOutstandingRequests) {
+  Open();
+  capsa_msg_t ping = Sample(CAPSA_MSG_PING);
+  int status = 1;
+  ASSERT_EQ(0, capsa_channel_request(
+                   &ch_, &ping, 60000,
+                   [](capsa_channel_t *, int st, capsa_msg_t *, void *arg) {
+                     *static_cast<int *>(arg) = st;
+                   },
+                   &status));
+  Close();
+  EXPECT_EQ(-ECANCELED, status);
+}
+
+TEST_F(HostChannel, PeerThatNeverReadsHitsTheQueueCap) {
+  capsa_channel_options_t o = {CAPSA_PEER_RENDERER, 256 * 1024, 16, 0};
+  Open(&o);
+  std::vector<uint8_t> payload(16 * 1024, 7);
+  int err = 0;
+  size_t sent = 0;
+  for (int i = 0; i < 100000 && err == 0; i++) {
+    capsa_msg_t m = Sample(CAPSA_MSG_PING);
+    m.flags = 0;
+    m.request_id = 0;
+    m.type = CAPSA_MSG_ERROR;  // a plain host -> renderer message
+    m.u.error.code = -EIO;
+    m.u.error.message = reinterpret_cast<const char *>("x");
+    (void)payload;
+    err = capsa_channel_send(&ch_, &m);
+    if (err == 0) sent++;
+  }
+  EXPECT_EQ(-ENOBUFS, err);
+  EXPECT_GT(sent, 0u);
+  EXPECT_LE(capsa_channel_queued_bytes(&ch_), o.max_queued_bytes);
+  EXPECT_GT(capsa_channel_queued_bytes(&ch_), o.max_queued_bytes / 2);
+  // Backpressure: while the queue is over half full the channel does not
+  // read from that peer, so a flood of requests cannot make it queue more.
+  SendRaw(Sample(CAPSA_MSG_HELLO));
+  RunUntil([] { return false; }, 20, UV_RUN_NOWAIT);
+  EXPECT_TRUE(got_.empty());
+  EXPECT_EQ(0, err_);
+}
+
+TEST_F(HostChannel, FloodingPeerDoesNotStarveAnother) {
+  capsa_channel_options_t o = {CAPSA_PEER_RENDERER, 0, 4, 0};
+  Open(&o);
+  int sp2[2];
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp2));
+  capsa_channel_t quiet;
+  ASSERT_EQ(0, capsa_channel_init(&loop_, &quiet, sp2[0], &o));
+  size_t quiet_seen_at = SIZE_MAX;
+  struct Ctx {
+    HostChannel *t;
+    size_t *at;
+  } ctx = {this, &quiet_seen_at};
+  quiet.data = &ctx;
+  ASSERT_EQ(0, capsa_channel_start(
+                   &quiet,
+                   [](capsa_channel_t *c, capsa_msg_t *) {
+                     auto *x = static_cast<Ctx *>(c->data);
+                     *x->at = x->t->got_.size();
+                   },
+                   nullptr));
+  // 200 messages queued by the flooder before the quiet peer's one.
+  int sz = 4 << 20;
+  setsockopt(sp_[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+  SendRaw(Sample(CAPSA_MSG_HELLO));
+  for (int i = 2; i <= 200; i++) {
+    capsa_msg_t log = Sample(CAPSA_MSG_LOG);
+    log.seq = i;
+    SendRaw(log);
+  }
+  auto hello = Encode(Sample(CAPSA_MSG_HELLO));
+  ASSERT_GT(ipc_test::RawSend(sp2[1], hello.data(), hello.size(), nullptr, 0),
+            0);
+  RunUntil([&] { return got_.size() == 200; });
+  EXPECT_EQ(200u, got_.size());
+  // Served within the first rounds, long before the flood was drained.
+  EXPECT_LT(quiet_seen_at, 50u);
+  capsa_channel_close(&quiet, nullptr);
+  close(sp2[1]);
+}
+
+// A renderer on capsa_rloop in a thread, the host on the uv channel.
+TEST_F(HostChannel, RendererLoopRequestsAndReplies) {
+  int rfd = sp_[1];
+  sp_[1] = -1;
+  std::thread renderer([rfd] {
+    capsa_rloop_t l;
+    ASSERT_EQ(0, capsa_rloop_init(
+                     &l, rfd,
+                     [](capsa_rloop_t *lp, capsa_msg_t *m) -> int {
+                       if (m->type == CAPSA_MSG_SHUTDOWN) return 1;
+                       if (m->type == CAPSA_MSG_PING) {
+                         capsa_msg_t pong;
+                         capsa_msg_init(&pong, CAPSA_MSG_PONG);
+                         pong.u.ping = m->u.ping;
+                         return capsa_rloop_reply(lp, m, &pong);
+                       }
+                       return 0;
+                     },
+                     nullptr));
+    capsa_msg_t hello = Sample(CAPSA_MSG_HELLO);
+    ASSERT_EQ(0, capsa_rloop_send(&l, &hello));
+    capsa_msg_t req, reply;
+    capsa_msg_init(&req, CAPSA_MSG_RESOURCE_REQUEST);
+    req.u.resource_request.url = "capsa://a";
+    ASSERT_EQ(0, capsa_rloop_call(&l, &req, 5000, &reply)) << l.reason;
+    EXPECT_EQ(CAPSA_MSG_RESOURCE_RESPONSE, reply.type);
+    EXPECT_STREQ("text/plain", reply.u.resource_response.mime);
+    EXPECT_EQ(1, capsa_rloop_run(&l));  // until shutdown
+    capsa_rloop_close(&l);
+  });
+  Open();
+  int pongs = 0;
+  on_msg_ = [&](capsa_msg_t *m) {
+    if (m->type == CAPSA_MSG_RESOURCE_REQUEST) {
+      EXPECT_STREQ("capsa://a", m->u.resource_request.url);
+      capsa_msg_t r;
+      capsa_msg_init(&r, CAPSA_MSG_RESOURCE_RESPONSE);
+      r.u.resource_response.mime = "text/plain";
+      EXPECT_EQ(0, capsa_channel_reply(&ch_, m, &r));
+      capsa_msg_t ping = Sample(CAPSA_MSG_PING);
+      EXPECT_EQ(0,
+                capsa_channel_request(
+                    &ch_, &ping, 5000,
+                    [](capsa_channel_t *c, int st, capsa_msg_t *r2, void *arg) {
+                      EXPECT_EQ(0, st);
+                      ASSERT_NE(nullptr, r2);
+                      EXPECT_EQ(CAPSA_MSG_PONG, r2->type);
+                      EXPECT_EQ(77u, r2->u.ping.seq);
+                      ++*static_cast<int *>(arg);
+                      capsa_msg_t sd;
+                      capsa_msg_init(&sd, CAPSA_MSG_SHUTDOWN);
+                      EXPECT_EQ(0, capsa_channel_send(c, &sd));
+                    },
+                    &pongs));
+    }
+  };
+  RunUntil([&] { return pongs == 1; }, 100000);
+  renderer.join();
+  EXPECT_EQ(1, pongs);
+  EXPECT_EQ(0, err_) << why_;
+}
+
+// The renderer side checks what the host sends too.
+TEST(RendererLoop, RefusesAFifoDeclaredAsAFile) {
+  int sp[2];
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));
+  char dir[] = "/tmp/capsa-loop-XXXXXX";
+  ASSERT_NE(nullptr, mkdtemp(dir));
+  std::string fifo = std::string(dir) + "/f";
+  ASSERT_EQ(0, mkfifo(fifo.c_str(), 0600));
+  int f = open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(f, 0);
+  capsa_msg_t m = Sample(CAPSA_MSG_LOAD_CONTENT);
+  m.u.load_content.data = {nullptr, 0};
+  capsa_rights_t rr = ipc_test::ReadRights();
+  capsa_msg_add_handle(&m, f, CAPSA_HANDLE_FILE, &rr, 0, false);
+  auto b = Encode(m);
+  ASSERT_GT(ipc_test::RawSend(sp[1], b.data(), b.size(), &f, 1), 0);
+  close(f);
+  unlink(fifo.c_str());
+  rmdir(dir);
+  capsa_rloop_t l;
+  ASSERT_EQ(0, capsa_rloop_init(&l, sp[0], nullptr, nullptr));
+  EXPECT_EQ(-EBADMSG, capsa_rloop_run_once(&l, 1000));
+  EXPECT_NE(nullptr, strstr(l.reason, "FIFO")) << l.reason;
+  // Sticky: the peer is never trusted again.
+  EXPECT_EQ(-EBADMSG, capsa_rloop_run_once(&l, 0));
+  capsa_rloop_close(&l);
+  close(sp[1]);
+}
+
+TEST(RendererLoop, ReceivesASealedRegion) {
+  int sp[2];
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));
+  int region = ipc_test::SealedRegion(800 * 600 * 4, true);
+  ASSERT_GE(region, 0);
+  capsa_msg_t m = Sample(CAPSA_MSG_RESIZE);
+  capsa_rights_t rw = ipc_test::WriteRights();
+  capsa_msg_add_handle(&m, region, CAPSA_HANDLE_SHM, &rw, 800 * 600 * 4, true);
+  auto b = Encode(m);
+  ASSERT_GT(ipc_test::RawSend(sp[1], b.data(), b.size(), &region, 1), 0);
+  close(region);
+  capsa_rloop_t l;
+  static int got_fd;
+  got_fd = -1;
+  ASSERT_EQ(0, capsa_rloop_init(
+                   &l, sp[0],
+                   [](capsa_rloop_t *, capsa_msg_t *msg) -> int {
+                     EXPECT_EQ(CAPSA_MSG_RESIZE, msg->type);
+                     got_fd = capsa_msg_take_handle(msg, 0);
+                     EXPECT_EQ(-EBADF, capsa_msg_take_handle(msg, 0));
+                     return 5;
+                   },
+                   nullptr));
+  EXPECT_EQ(5, capsa_rloop_run_once(&l, 1000)) << l.reason;
+  ASSERT_GE(got_fd, 0);
+  EXPECT_TRUE(fcntl(got_fd, F_GETFD) & FD_CLOEXEC);  // MSG_CMSG_CLOEXEC
+  close(got_fd);
+  capsa_rloop_close(&l);
+  close(sp[1]);
+}
+
+// Order across transports: an in-memory fast path standing in for the ring.
+struct FakeRing {
+  std::deque<std::vector<uint8_t>> q;
+  bool full = false;
+};
+
+TEST(FastPath, OrderHoldsAcrossRingAndSocket) {
+  int sp[2];
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));
+  FakeRing ring;
+  capsa_fastpath_t fp;
+  fp.ctx = &ring;
+  fp.send = [](void *ctx, const uint8_t *buf, size_t len) -> int {
+    auto *r = static_cast<FakeRing *>(ctx);
+    if (r->full) return -EAGAIN;
+    r->q.emplace_back(buf, buf + len);
+    return 0;
+  };
+  fp.recv = [](void *ctx, uint8_t *buf, size_t cap) -> ssize_t {
+    auto *r = static_cast<FakeRing *>(ctx);
+    if (r->q.empty()) return 0;
+    auto v = r->q.front();
+    r->q.pop_front();
+    if (v.size() > cap) return -EMSGSIZE;
+    memcpy(buf, v.data(), v.size());
+    return (ssize_t)v.size();
+  };
+  // Sender: a renderer loop; receiver: the host channel.
+  capsa_rloop_t r;
+  ASSERT_EQ(0, capsa_rloop_init(&r, sp[1], nullptr, nullptr));
+  ASSERT_EQ(0, capsa_rloop_set_fastpath(&r, &fp));
+  capsa_msg_t hello = Sample(CAPSA_MSG_HELLO);
+  ASSERT_EQ(0, capsa_rloop_send(&r, &hello));  // ring, seq 1
+  capsa_msg_t log = Sample(CAPSA_MSG_LOG);
+  log.u.log.text = "2";
+  ASSERT_EQ(0, capsa_rloop_send(&r, &log));  // ring, seq 2
+  ring.full = true;
+  log.u.log.text = "3";
+  ASSERT_EQ(0, capsa_rloop_send(&r, &log));  // socket, seq 3
+  ring.full = false;
+  log.u.log.text = "4";
+  ASSERT_EQ(0, capsa_rloop_send(&r, &log));  // ring, seq 4
+  EXPECT_EQ(3u, ring.q.size());
+
+  uv_loop_t loop;
+  ASSERT_EQ(0, uv_loop_init(&loop));
+  capsa_channel_t ch;
+  ASSERT_EQ(0, capsa_channel_init(&loop, &ch, sp[0], nullptr));
+  ASSERT_EQ(0, capsa_channel_set_fastpath(&ch, &fp));
+  static std::vector<std::string> order;
+  order.clear();
+  ASSERT_EQ(0, capsa_channel_start(
+                   &ch,
+                   [](capsa_channel_t *, capsa_msg_t *m) {
+                     order.push_back(m->type == CAPSA_MSG_HELLO
+                                         ? "hello"
+                                         : std::string(m->u.log.text));
+                   },
+                   [](capsa_channel_t *, int err, const char *why) {
+                     ADD_FAILURE() << err << " " << why;
+                   }));
+  ASSERT_EQ(0, capsa_channel_poll_fastpath(&ch));
+  EXPECT_EQ((std::vector<std::string>{"hello", "2", "3", "4"}), order);
+  capsa_channel_close(&ch, nullptr);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  capsa_rloop_close(&r);
+}
+
+TEST(FastPath, AGapIsABadMessage) {
+  int sp[2];
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));
+  FakeRing ring;
+  capsa_fastpath_t fp;
+  fp.ctx = &ring;
+  fp.send = [](void *, const uint8_t *, size_t) -> int { return -EAGAIN; };
+  fp.recv = [](void *ctx, uint8_t *buf, size_t cap) -> ssize_t {
+    auto *r = static_cast<FakeRing *>(ctx);
+    if (r->q.empty()) return 0;
+    auto v = r->q.front();
+    r->q.pop_front();
+    memcpy(buf, v.data(), v.size());
+    return (ssize_t)v.size();
+  };
+  capsa_msg_t m = Sample(CAPSA_MSG_HELLO);
+  m.seq = 2;  // seq 1 never sent anywhere
+  ring.q.push_back(Encode(m));
+  capsa_rloop_options_t o = {CAPSA_PEER_RENDERER, 0, 0};
+  capsa_rloop_t l;
+  ASSERT_EQ(0, capsa_rloop_init(&l, sp[0], nullptr, &o));
+  ASSERT_EQ(0, capsa_rloop_set_fastpath(&l, &fp));
+  EXPECT_EQ(-EBADMSG, capsa_rloop_run_once(&l, 0));
+  EXPECT_NE(nullptr, strstr(l.reason, "missing")) << l.reason;
+  capsa_rloop_close(&l);
+  close(sp[1]);
+}
+
+}  // namespace

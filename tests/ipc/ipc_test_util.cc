@@ -1,0 +1,176 @@
+#include "tests/ipc/ipc_test_util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "ipc/codec.h"
+#include "sandbox/memfd.h"
+
+namespace ipc_test {
+
+static const uint8_t kData[] = {1, 2, 3, 4, 5, 0, 255};
+
+capsa_msg_t Sample(capsa_msg_type_t type) {
+  capsa_msg_t m;
+  capsa_msg_init(&m, type);
+  m.seq = 1;
+  auto &u = m.u;
+  switch (type) {
+    case CAPSA_MSG_HELLO:
+      u.hello.protocol_version = CAPSA_IPC_VERSION;
+      u.hello.pid = 42;
+      u.hello.renderer_kind = "html";
+      u.hello.sandbox.capmode = true;
+      u.hello.sandbox.no_new_privs = true;
+      u.hello.sandbox.landlock_abi = 7;
+      u.hello.sandbox.namespaces = CAPSA_NS_USER | CAPSA_NS_NET;
+      u.hello.sandbox.detail = "seccomp+landlock";
+      break;
+    case CAPSA_MSG_LOAD_CONTENT:
+      u.load_content.url = "capsa://page";
+      u.load_content.mime = "text/html";
+      u.load_content.data = {kData, sizeof kData};
+      break;
+    case CAPSA_MSG_FRAME_READY:
+      u.frame_ready = {7, 640, 480, 2560, CAPSA_PIXEL_BGRA8888, 4096};
+      break;
+    case CAPSA_MSG_RESIZE:
+      u.resize = {800, 600, 1500};
+      break;
+    case CAPSA_MSG_INPUT_EVENT:
+      u.input_event.kind = CAPSA_INPUT_TEXT;
+      u.input_event.x = -3;
+      u.input_event.y = 9;
+      u.input_event.button = 1;
+      u.input_event.key = 65;
+      u.input_event.modifiers = 4;
+      u.input_event.text = "h\xc3\xa9";
+      break;
+    case CAPSA_MSG_RESOURCE_REQUEST:
+      m.flags = CAPSA_MSG_F_REQUEST;
+      m.request_id = 5;
+      u.resource_request.url = "capsa://img.png";
+      break;
+    case CAPSA_MSG_RESOURCE_RESPONSE:
+      m.flags = CAPSA_MSG_F_RESPONSE;
+      m.request_id = 5;
+      u.resource_response.status = -ENOENT;
+      u.resource_response.mime = "image/png";
+      u.resource_response.data = {kData, sizeof kData};
+      break;
+    case CAPSA_MSG_LOG:
+      u.log.level = CAPSA_LOG_WARN;
+      u.log.text = "hello log";
+      break;
+    case CAPSA_MSG_PING:
+    case CAPSA_MSG_PONG:
+      m.flags =
+          type == CAPSA_MSG_PING ? CAPSA_MSG_F_REQUEST : CAPSA_MSG_F_RESPONSE;
+      m.request_id = 9;
+      u.ping.seq = 77;
+      u.ping.payload = {kData, sizeof kData};
+      break;
+    case CAPSA_MSG_SHUTDOWN:
+      u.shutdown.reason = "bye";
+      break;
+    case CAPSA_MSG_ERROR:
+      u.error.code = -EPROTO;
+      u.error.message = "nope";
+      break;
+    case CAPSA_MSG_GZIP_JOB:
+      m.flags = CAPSA_MSG_F_REQUEST;
+      m.request_id = 11;
+      u.gzip_job.job_id = 3;
+      u.gzip_job.op = CAPSA_GZIP_COMPRESS;
+      u.gzip_job.level = 6;
+      u.gzip_job.in_size = sizeof kData;
+      u.gzip_job.data = {kData, sizeof kData};
+      break;
+    case CAPSA_MSG_GZIP_RESULT:
+      m.flags = CAPSA_MSG_F_RESPONSE;
+      m.request_id = 11;
+      u.gzip_result.job_id = 3;
+      u.gzip_result.status = 0;
+      u.gzip_result.out_size = sizeof kData;
+      u.gzip_result.data = {kData, sizeof kData};
+      break;
+    default:
+      break;
+  }
+  return m;
+}
+
+capsa_msg_t Hello() {
+  return Sample(CAPSA_MSG_HELLO);
+}
+
+capsa_rights_t ReadRights() {
+  capsa_rights_t r;
+  r.cr_rights[0] =
+      CAPSA_CAP_READ | CAPSA_CAP_SEEK | CAPSA_CAP_FSTAT | CAPSA_CAP_MMAP_R;
+  r.cr_rights[1] = 1ULL << 58;
+  return r;
+}
+
+capsa_rights_t WriteRights() {
+  capsa_rights_t r = ReadRights();
+  r.cr_rights[0] |= CAPSA_CAP_WRITE | CAPSA_CAP_MMAP_W;
+  return r;
+}
+
+int SealedRegion(size_t size, bool writable) {
+  int fd = capsa_memfd_create("ipc-test", size);
+  if (fd < 0) return fd;
+  int err =
+      writable ? capsa_memfd_seal_shared(fd) : capsa_memfd_seal_readonly(fd);
+  if (err < 0) {
+    close(fd);
+    return err;
+  }
+  return fd;
+}
+
+std::vector<uint8_t> Encode(const capsa_msg_t &msg) {
+  std::vector<uint8_t> buf(CAPSA_IPC_MAX_MESSAGE);
+  int n = capsa_msg_encode(&msg, buf.data(), buf.size());
+  EXPECT_GT(n, 0) << "encode " << capsa_msg_type_name(msg.type);
+  buf.resize(n > 0 ? n : 0);
+  return buf;
+}
+
+ssize_t RawSend(int fd, const void *buf, size_t len, const int *fds,
+                size_t nfds) {
+  struct iovec iov = {const_cast<void *>(buf), len};
+  std::vector<char> ctl(CMSG_SPACE(sizeof(int) * (nfds ? nfds : 1)));
+  struct msghdr mh = {};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  if (nfds > 0) {
+    mh.msg_control = ctl.data();
+    mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+    memcpy(CMSG_DATA(cm), fds, sizeof(int) * nfds);
+  }
+  return sendmsg(fd, &mh, MSG_NOSIGNAL);
+}
+
+int OpenFdCount() {
+  int n = 0;
+  DIR *d = opendir("/proc/self/fd");
+  if (d == nullptr) return -1;
+  while (struct dirent *e = readdir(d))
+    if (e->d_name[0] != '.') n++;
+  closedir(d);
+  return n - 1;  // the directory's own descriptor
+}
+
+}  // namespace ipc_test
