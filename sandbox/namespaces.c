@@ -320,6 +320,17 @@ static void write_all(int fd, const void *buf, size_t n) {
   }
 }
 
+// In a child of capsa_ns_spawn: what was done to it (see capsa_ns_self).
+static struct capsa_ns_report g_self;
+static bool g_self_set;
+
+int capsa_ns_self(struct capsa_ns_report *out) {
+  if (!out) return -EINVAL;
+  if (!g_self_set) return -ENOENT;
+  *out = g_self;
+  return 0;
+}
+
 // Runs in the child; never returns.
 static void child_setup(const capsa_ns_policy *p, unsigned applied,
                         bool privileged, int go_fd, int status_fd,
@@ -373,6 +384,16 @@ static void child_setup(const capsa_ns_policy *p, unsigned applied,
   write_all(status_fd, &st, sizeof st);
   close(status_fd);
   if (st.fatal) _exit(126);
+  memset(&g_self, 0, sizeof g_self);
+  g_self.requested = p->wanted;
+  g_self.applied = applied;
+  g_self.uid_mapped = st.uid_mapped;
+  g_self.empty_root = st.empty_root;
+  g_self.empty_root_error = st.empty_root_error;
+  g_self.fds_closed = st.fds_closed;
+  g_self.setsid = st.setsid;
+  g_self.pdeathsig = st.pdeathsig;
+  g_self_set = true;
   _exit(fn(arg));
 }
 

@@ -119,6 +119,11 @@ int capsa_ns_spawn(const capsa_ns_policy *p, int (*fn)(void *arg), void *arg,
                    struct capsa_ns_child *child,
                    struct capsa_ns_report *report);
 
+// In a child started by capsa_ns_spawn (and its forks): what the launcher
+// applied to it (uid_outside is not known inside). 0, -EINVAL, or -ENOENT in
+// any other process.
+int capsa_ns_self(struct capsa_ns_report *out);
+
 // The zygote's fork: clone3 with CLONE_PIDFD and, from the policy, only
 // CLONE_NEWPID / CLONE_NEWIPC / CLONE_NEWNET (the caller is already in its
 // user and mount namespaces) and CLONE_PARENT. No round trip: returns 0 in

@@ -1,0 +1,227 @@
+// libcapsa's embedding API: a broker on the caller's libuv loop that spawns,
+// serves and supervises sandboxed renderer processes.
+//
+//   static void on_event(capsa_host_t *h, const capsa_host_event_t *ev) {
+//     if (ev->type == CAPSA_EV_READY) {            // sandbox verified
+//       capsa_msg_t m;
+//       capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
+//       m.u.load_content.data = (capsa_bytes_t){(const uint8_t *)"# hi", 4};
+//       capsa_renderer_send(ev->renderer, &m);
+//     } else if (ev->type == CAPSA_EV_MESSAGE) {   // ev->msg from renderer
+//     } else if (ev->type == CAPSA_EV_CLOSED) {    // handle gone
+//       capsa_host_close(h, NULL);
+//     }
+//   }
+//   static const capsa_renderer_handlers_t kPage = {...};  //
+//   renderer/runtime.h capsa_host_t host; capsa_host_options_t o;
+//   capsa_host_options_init(&o);
+//   capsa_host_init(uv_default_loop(), &host, &o, on_event);
+//   capsa_kind_options_t k;
+//   capsa_kind_options_init(&k, "page", capsa_renderer_main, (void *)&kPage);
+//   int page = capsa_host_define_kind(&host, &k);  // before start
+//   capsa_host_start(&host);                        // forks the zygote
+//   capsa_renderer_t *r;
+//   capsa_host_spawn(&host, page, NULL, &r);
+//   uv_run(uv_default_loop(), UV_RUN_DEFAULT);
+//
+// Renderers are processes forked from this very binary by the zygote
+// (host/zygote.h): no exec. Each is, before it reads its first byte: in new
+// user/ipc/mount (empty read-only root)/net namespaces as available and in a
+// pid namespace of its own, with every descriptor but its channel (and
+// stderr, if delegated) closed, rlimited, in capability mode with its kind's
+// policy. On HELLO the host checks from outside (/proc/PID/status Seccomp: 2,
+// NoNewPrivs: 1, /proc/PID/ns/* against its own); a renderer that fails is
+// killed (CAPSA_EV_SANDBOX_REFUSED), never served.
+//
+// Supervision: exit and crash (pidfd), hang (PING every heartbeat_ms; no PONG
+// within heartbeat_timeout_ms: killed), resource limits (rlimits; SIGXCPU
+// and SIGKILL after RLIMIT_CPU are reported as CAPSA_EV_LIMIT), bad message
+// (killed at once, never restarted), restart policy (crash/hang/limit up to
+// max_restarts times). Renderers are independent processes: one failing
+// never touches another. Every event reaches the callback.
+//
+// Broker services answer RESOURCE_REQUEST from renderers whose kind allows
+// them: "file:REL/PATH" (opened by the host beneath resource_dir with
+// openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, O_NOFOLLOW, read-only
+// handle), "font:regular|bold|mono" (read-only sealed shared memory),
+// "dns:NAME" (uv_getaddrinfo, addresses as text). LOG messages become
+// CAPSA_EV_LOG events.
+#ifndef CAPSA_HOST_CAPSA_HOST_H_
+#define CAPSA_HOST_CAPSA_HOST_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <uv.h>
+
+#include "ipc/message.h"
+#include "ipc/uv_channel.h"
+#include "sandbox/capmode.h"
+#include "sandbox/namespaces.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct capsa_host capsa_host_t;
+// A renderer as the host sees it. Owned by the host: valid until the
+// CAPSA_EV_CLOSED event for it returns.
+typedef struct capsa_host_renderer capsa_renderer_t;
+
+// A renderer's main, run in the renderer process after capability mode
+// (renderer/runtime.h's capsa_renderer_main has this signature).
+typedef int (*capsa_renderer_entry_fn)(int channel_fd,
+                                       const capsa_sandbox_report_t *sandbox,
+                                       void *arg);
+
+typedef enum capsa_host_event_type {
+  CAPSA_EV_READY = 1,        // HELLO received, sandbox verified from outside
+  CAPSA_EV_MESSAGE,          // ev->msg: a message for the embedder
+  CAPSA_EV_LOG,              // ev->text, ev->status = level
+  CAPSA_EV_EXITED,           // ev->status = exit code
+  CAPSA_EV_CRASHED,          // ev->signal
+  CAPSA_EV_HUNG,             // missed heartbeat; killed
+  CAPSA_EV_BAD_MESSAGE,      // ev->text = reason; killed, never restarted
+  CAPSA_EV_SANDBOX_REFUSED,  // ev->text = what failed; killed
+  CAPSA_EV_LIMIT,            // ev->text = which limit; ev->signal
+  CAPSA_EV_RESTARTED,        // a new process replaces the dead one
+  CAPSA_EV_SPAWN_FAILED,     // ev->status = -errno (restart failed)
+  CAPSA_EV_CLOSED,           // last event of a renderer handle
+} capsa_host_event_type_t;
+
+// What the host saw from outside (/proc) before serving a renderer.
+typedef struct capsa_renderer_check {
+  int seccomp_mode;      // /proc/PID/status Seccomp: (2 = filter)
+  int no_new_privs;      // NoNewPrivs:
+  unsigned ns_differ;    // CAPSA_NAMESPACE_* differing from the host's
+  unsigned ns_expected;  // what the launcher applied
+  bool ok;
+  char why[128];  // when !ok
+} capsa_renderer_check_t;
+
+typedef struct capsa_host_event {
+  capsa_host_event_type_t type;
+  capsa_renderer_t *renderer;
+  int status;
+  int signal;
+  const char *text;                       // borrowed, valid during callback
+  capsa_msg_t *msg;                       // MESSAGE; as in ipc/uv_channel.h
+  const capsa_sandbox_report_t *sandbox;  // READY: the renderer's own claim
+  const capsa_renderer_check_t *check;    // READY, SANDBOX_REFUSED
+} capsa_host_event_t;
+
+typedef void (*capsa_host_event_cb)(capsa_host_t *host,
+                                    const capsa_host_event_t *ev);
+typedef void (*capsa_host_close_cb)(capsa_host_t *host);
+
+typedef struct capsa_host_options {
+  unsigned namespaces_wanted;    // CAPSA_NAMESPACE_*; default ALL
+  unsigned namespaces_required;  // default 0 (best effort, reported)
+  bool empty_root;               // default true
+  int stderr_fd;  // delegated to renderers as fd 2 (borrowed); -1: /dev/null
+  // Font files the broker serves as "font:regular|bold|mono" (paths, read by
+  // the host at start; NULL: none).
+  const char *font_regular, *font_bold, *font_mono;
+} capsa_host_options_t;
+
+void capsa_host_options_init(capsa_host_options_t *o);
+
+typedef struct capsa_kind_options {
+  const char *name;  // borrowed; must outlive the host
+  capsa_renderer_entry_fn main;
+  void *arg;  // passed to main, in the renderer
+  // Extra syscalls etc. for this kind (borrowed, not yet compiled; the zygote
+  // compiles its copy). NULL: the default capability-mode policy.
+  capsa_capmode_policy *capmode;
+  // Testing only: run this kind without capability mode. The host's outside
+  // check then refuses it: nothing silently weakens.
+  bool no_capmode;
+  bool pid_namespace;             // default true
+  uint64_t limit_memory;          // RLIMIT_AS bytes; 0: none
+  uint64_t limit_cpu_seconds;     // RLIMIT_CPU; 0: none
+  uint64_t limit_open_files;      // RLIMIT_NOFILE; default 64
+  uint64_t limit_processes;       // RLIMIT_NPROC; 0: none
+  unsigned heartbeat_ms;          // 0: no watchdog (default 1000)
+  unsigned heartbeat_timeout_ms;  // default 5000
+  unsigned max_restarts;          // default 0
+  // Broker: directory (borrowed, must stay open) beneath which "file:" may
+  // open; -1: none.
+  int resource_dir_fd;
+  bool allow_fonts;
+  bool allow_dns;
+} capsa_kind_options_t;
+
+void capsa_kind_options_init(capsa_kind_options_t *k, const char *name,
+                             capsa_renderer_entry_fn main, void *arg);
+
+struct capsa_host {
+  void *data;                     // for the embedder
+  struct capsa__host_impl *impl;  // private
+};
+
+// Binds a host to `loop` (borrowed; must outlive the host). `opts` is copied
+// (NULL: defaults). Returns 0, -EINVAL, -ENOMEM.
+int capsa_host_init(uv_loop_t *loop, capsa_host_t *host,
+                    const capsa_host_options_t *opts, capsa_host_event_cb cb);
+
+// Adds a renderer kind (copied). Only before capsa_host_start. Returns the
+// kind id (>= 0), -EBUSY after start, -ENOSPC, -EINVAL.
+int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k);
+
+// Probes the kernel, starts the zygote (which compiles each kind's policy).
+// Call early, while the process has no other threads. 0 or -errno.
+int capsa_host_start(capsa_host_t *host);
+
+// Starts a renderer of `kind`. On success *out is the handle (owned by the
+// host) and events follow: READY, or a failure event, then eventually
+// CLOSED. `data` is stored in the handle. Returns 0, -EINVAL, -EAGAIN (not
+// started), or the launcher's error (no event then).
+int capsa_host_spawn(capsa_host_t *host, int kind, void *data,
+                     capsa_renderer_t **out);
+
+// Sends to a READY renderer. Ownership of msg's descriptors as
+// capsa_channel_send. -ENOTCONN when not (or no longer) ready.
+int capsa_renderer_send(capsa_renderer_t *r, capsa_msg_t *msg);
+int capsa_renderer_request(capsa_renderer_t *r, capsa_msg_t *msg,
+                           uint64_t timeout_ms, capsa_channel_reply_cb cb,
+                           void *arg);
+// Answers a request the renderer sent (ev->msg of a MESSAGE event).
+int capsa_renderer_reply(capsa_renderer_t *r, const capsa_msg_t *request,
+                         capsa_msg_t *reply);
+
+// Kills the renderer (SIGKILL through its pidfd) and does not restart it.
+// Its EXITED/CRASHED... then CLOSED events follow. 0 or -ESRCH.
+int capsa_renderer_kill(capsa_renderer_t *r);
+
+void *capsa_renderer_get_data(const capsa_renderer_t *r);
+void capsa_renderer_set_data(capsa_renderer_t *r, void *data);
+pid_t capsa_renderer_pid(const capsa_renderer_t *r);  // host's pid namespace
+int capsa_renderer_kind(const capsa_renderer_t *r);
+unsigned capsa_renderer_restarts(const capsa_renderer_t *r);
+
+// Checks a process from outside as the host does on HELLO. `expect_ns` is
+// the CAPSA_NAMESPACE_* set that must differ. Returns 0 (see out->ok) or
+// -errno when /proc cannot be read.
+int capsa_renderer_check_pid(pid_t pid, unsigned expect_ns,
+                             capsa_renderer_check_t *out);
+
+// What the launcher gives renderers here, one line ("namespaces: user=yes
+// ... root=empty-ro; zygote pid N"). Valid after start.
+int capsa_host_sandbox_summary(const capsa_host_t *host, char *buf, size_t len);
+// The capability-mode report of `kind` as compiled in the zygote.
+int capsa_host_kind_report(const capsa_host_t *host, int kind,
+                           struct capsa_capmode_report *out);
+
+// Kills every renderer (each still gets its exit and CLOSED events), stops
+// the zygote and closes the host's handles; `cb` (may be NULL) runs from the
+// loop once everything is closed. The loop can then finish.
+void capsa_host_close(capsa_host_t *host, capsa_host_close_cb cb);
+
+const char *capsa_host_event_name(capsa_host_event_type_t t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CAPSA_HOST_CAPSA_HOST_H_

@@ -1,0 +1,578 @@
+// The host: renderer kinds, spawning through the zygote, the outside
+// sandbox check on HELLO, and supervision (exit, crash, hang, limits, bad
+// messages, restarts). See host/capsa_host.h.
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "host/host_internal.h"
+#include "sandbox/features.h"
+
+// A renderer that closed its channel gets this long to exit by itself.
+#define LINGER_MS 2000
+
+static void launch_failed_cleanup(int pidfd) {
+  syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+  siginfo_t si;
+  while (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0 &&
+         errno == EINTR) {
+  }
+  close(pidfd);
+}
+
+const char *capsa_host_event_name(capsa_host_event_type_t t) {
+  switch (t) {
+    case CAPSA_EV_READY:
+      return "ready";
+    case CAPSA_EV_MESSAGE:
+      return "message";
+    case CAPSA_EV_LOG:
+      return "log";
+    case CAPSA_EV_EXITED:
+      return "exited";
+    case CAPSA_EV_CRASHED:
+      return "crashed";
+    case CAPSA_EV_HUNG:
+      return "hung";
+    case CAPSA_EV_BAD_MESSAGE:
+      return "bad-message";
+    case CAPSA_EV_SANDBOX_REFUSED:
+      return "sandbox-refused";
+    case CAPSA_EV_LIMIT:
+      return "limit";
+    case CAPSA_EV_RESTARTED:
+      return "restarted";
+    case CAPSA_EV_SPAWN_FAILED:
+      return "spawn-failed";
+    case CAPSA_EV_CLOSED:
+      return "closed";
+  }
+  return "?";
+}
+
+void capsa_host_options_init(capsa_host_options_t *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->namespaces_wanted = CAPSA_NAMESPACE_ALL;
+  o->empty_root = true;
+  o->stderr_fd = -1;
+}
+
+void capsa_kind_options_init(capsa_kind_options_t *k, const char *name,
+                             capsa_renderer_entry_fn main, void *arg) {
+  if (!k) return;
+  memset(k, 0, sizeof *k);
+  k->name = name;
+  k->main = main;
+  k->arg = arg;
+  k->pid_namespace = true;
+  k->limit_open_files = 64;
+  k->heartbeat_ms = 1000;
+  k->heartbeat_timeout_ms = 5000;
+  k->resource_dir_fd = -1;
+}
+
+void capsa__emit(struct capsa_host_renderer *r, capsa_host_event_t *ev) {
+  ev->renderer = r;
+  if (r->h->cb) r->h->cb(r->h->pub, ev);
+}
+
+static void emit_simple(struct capsa_host_renderer *r,
+                        capsa_host_event_type_t type, int status, int sig,
+                        const char *text) {
+  capsa_host_event_t ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = type;
+  ev.status = status;
+  ev.signal = sig;
+  ev.text = text;
+  capsa__emit(r, &ev);
+}
+
+// Kills r for `reason` (reported now, with `text`); its exit is then not
+// reported again. Bad messages and refused sandboxes are never restarted.
+static void kill_for(struct capsa_host_renderer *r,
+                     capsa_host_event_type_t reason, const char *text) {
+  if (r->state == R_DYING || r->kill_reason) return;
+  r->kill_reason = reason;
+  if (reason == CAPSA_EV_BAD_MESSAGE || reason == CAPSA_EV_SANDBOX_REFUSED)
+    r->no_restart = true;
+  capsa_channel_stop(&r->ch);
+  uv_timer_stop(&r->timer);
+  syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+  emit_simple(r, reason, 0, SIGKILL, text);
+}
+
+static void maybe_free(struct capsa_host_renderer *r);
+static void after_incarnation(struct capsa_host_renderer *r);
+static int launch(struct capsa_host_renderer *r);
+
+static void on_handle_closed(struct capsa_host_renderer *r) {
+  if (--r->open_handles > 0) return;
+  close(r->pidfd);
+  r->pidfd = -1;
+  after_incarnation(r);
+}
+
+static void on_channel_closed(capsa_channel_t *ch) {
+  on_handle_closed(ch->data);
+}
+
+static void on_poll_closed(uv_handle_t *hd) {
+  on_handle_closed(hd->data);
+}
+
+static void teardown(struct capsa_host_renderer *r) {
+  r->state = R_DYING;
+  uv_timer_stop(&r->timer);
+  capsa_channel_close(&r->ch, on_channel_closed);
+  uv_close((uv_handle_t *)&r->exit_poll, on_poll_closed);
+}
+
+// The pidfd became readable: the renderer exited. Reap and classify.
+static void on_exit_poll(uv_poll_t *p, int status, int events) {
+  struct capsa_host_renderer *r = p->data;
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  if (waitid((idtype_t)P_PIDFD, (id_t)r->pidfd, &si, WEXITED | WNOHANG) < 0) {
+    if (errno == EINTR) return;
+    si.si_code = CLD_KILLED;  // not ours to reap any more: treat as gone
+  } else if (si.si_pid == 0) {
+    return;  // not yet
+  }
+  uv_poll_stop(p);
+  if (!r->kill_reason) {
+    if (si.si_code == CLD_EXITED) {
+      emit_simple(r, CAPSA_EV_EXITED, si.si_status, 0, NULL);
+      if (si.si_status == 0) r->no_restart = true;
+    } else if (si.si_status == SIGXCPU) {
+      // RLIMIT_CPU: the soft limit's SIGXCPU (the hard limit is one second
+      // later, see host/zygote.c).
+      emit_simple(r, CAPSA_EV_LIMIT, 0, si.si_status, "cpu time (RLIMIT_CPU)");
+    } else {
+      char what[64];
+      snprintf(what, sizeof what, "signal %d (%s)", si.si_status,
+               sigabbrev_np(si.si_status) ? sigabbrev_np(si.si_status) : "?");
+      emit_simple(r, CAPSA_EV_CRASHED, 0, si.si_status, what);
+    }
+  }
+  teardown(r);
+}
+
+static void on_linger(uv_timer_t *t) {
+  struct capsa_host_renderer *r = t->data;
+  if (r->state != R_DYING)
+    syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+}
+
+static void on_pong(capsa_channel_t *ch, int status, capsa_msg_t *reply,
+                    void *arg) {
+  struct capsa_host_renderer *r = ch->data;
+  r->ping_outstanding = false;
+  if (status == -ETIMEDOUT && r->state == R_READY)
+    kill_for(r, CAPSA_EV_HUNG, "no pong within the heartbeat timeout");
+}
+
+static void on_heartbeat(uv_timer_t *t) {
+  struct capsa_host_renderer *r = t->data;
+  if (r->state != R_READY || r->ping_outstanding || r->kill_reason) return;
+  capsa_msg_t ping;
+  capsa_msg_init(&ping, CAPSA_MSG_PING);
+  ping.u.ping.seq = uv_now(r->h->loop);
+  const capsa_kind_options_t *k = &r->h->kinds[r->kind];
+  if (capsa_channel_request(&r->ch, &ping, k->heartbeat_timeout_ms, on_pong,
+                            NULL) == 0)
+    r->ping_outstanding = true;
+}
+
+static unsigned expected_namespaces(const struct capsa__host_impl *h,
+                                    int kind) {
+  unsigned ns = h->zygote.ns.applied;
+  if (h->zkinds[kind].pid_namespace) ns |= CAPSA_NAMESPACE_PID;
+  return ns;
+}
+
+static void on_hello(struct capsa_host_renderer *r, const capsa_msg_t *m) {
+  capsa_renderer_check_t check;
+  int err = capsa_renderer_check_pid(r->pid, expected_namespaces(r->h, r->kind),
+                                     &check);
+  if (err < 0) {
+    snprintf(check.why, sizeof check.why, "cannot read /proc: %s",
+             strerror(-err));
+    check.ok = false;
+  } else if (check.ok && !m->u.hello.sandbox.capmode) {
+    snprintf(check.why, sizeof check.why,
+             "renderer reports no capability mode");
+    check.ok = false;
+  }
+  capsa_host_event_t ev;
+  memset(&ev, 0, sizeof ev);
+  ev.check = &check;
+  ev.sandbox = &m->u.hello.sandbox;
+  if (!check.ok) {
+    r->no_restart = true;
+    r->kill_reason = CAPSA_EV_SANDBOX_REFUSED;
+    capsa_channel_stop(&r->ch);
+    syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+    ev.type = CAPSA_EV_SANDBOX_REFUSED;
+    ev.text = check.why;
+    capsa__emit(r, &ev);
+    return;
+  }
+  r->state = R_READY;
+  const capsa_kind_options_t *k = &r->h->kinds[r->kind];
+  if (k->heartbeat_ms)
+    uv_timer_start(&r->timer, on_heartbeat, k->heartbeat_ms, k->heartbeat_ms);
+  ev.type = CAPSA_EV_READY;
+  capsa__emit(r, &ev);
+}
+
+static void on_message(capsa_channel_t *ch, capsa_msg_t *m) {
+  struct capsa_host_renderer *r = ch->data;
+  if (r->kill_reason || r->state == R_DYING) return;
+  if (r->state == R_STARTING) {
+    // The channel's state machine admits only HELLO first.
+    if (m->type == CAPSA_MSG_HELLO) on_hello(r, m);
+    return;
+  }
+  switch (m->type) {
+    case CAPSA_MSG_LOG: {
+      capsa_host_event_t ev;
+      memset(&ev, 0, sizeof ev);
+      ev.type = CAPSA_EV_LOG;
+      ev.status = (int)m->u.log.level;
+      ev.text = m->u.log.text ? m->u.log.text : "";
+      capsa__emit(r, &ev);
+      return;
+    }
+    case CAPSA_MSG_RESOURCE_REQUEST: {
+      int err = capsa__broker_request(r, m);
+      if (err < 0) {
+        capsa_msg_t resp;
+        capsa_msg_init(&resp, CAPSA_MSG_RESOURCE_RESPONSE);
+        resp.u.resource_response.status = err;
+        capsa_channel_reply(&r->ch, m, &resp);
+      }
+      return;
+    }
+    default: {
+      capsa_host_event_t ev;
+      memset(&ev, 0, sizeof ev);
+      ev.type = CAPSA_EV_MESSAGE;
+      ev.msg = m;
+      capsa__emit(r, &ev);
+      return;
+    }
+  }
+}
+
+static void on_channel_error(capsa_channel_t *ch, int err, const char *why) {
+  struct capsa_host_renderer *r = ch->data;
+  if (r->state == R_DYING) return;
+  if (err == -EBADMSG) {
+    kill_for(r, CAPSA_EV_BAD_MESSAGE, why ? why : "bad message");
+    return;
+  }
+  // Peer closed (or socket error): it should exit now; make sure it does.
+  uv_timer_stop(&r->timer);
+  uv_timer_start(&r->timer, on_linger, LINGER_MS, 0);
+}
+
+static int launch(struct capsa_host_renderer *r) {
+  struct capsa__host_impl *h = r->h;
+  if (h->zygote.kind_error[r->kind] < 0) return h->zygote.kind_error[r->kind];
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return -errno;
+  struct capsa_ns_child c;
+  int err = capsa__zygote_fork(&h->zygote, (unsigned)r->kind, sv[1], &c);
+  close(sv[1]);
+  if (err < 0) {
+    close(sv[0]);
+    return err;
+  }
+  err = capsa_channel_init(h->loop, &r->ch, sv[0], NULL);
+  if (err < 0) {
+    close(sv[0]);
+    launch_failed_cleanup(c.pidfd);
+    return err;
+  }
+  r->ch.data = r;
+  r->pidfd = c.pidfd;
+  r->pid = c.pid;
+  r->state = R_STARTING;
+  r->kill_reason = 0;
+  r->ping_outstanding = false;
+  capsa_channel_start(&r->ch, on_message, on_channel_error);
+  uv_poll_init(h->loop, &r->exit_poll, r->pidfd);
+  r->exit_poll.data = r;
+  uv_poll_start(&r->exit_poll, UV_READABLE, on_exit_poll);
+  r->open_handles = 2;
+  return 0;
+}
+
+static void finish_close(struct capsa__host_impl *h);
+
+static void on_timer_closed(uv_handle_t *hd) {
+  struct capsa_host_renderer *r = hd->data;
+  struct capsa__host_impl *h = r->h;
+  emit_simple(r, CAPSA_EV_CLOSED, 0, 0, NULL);
+  for (struct capsa_host_renderer **pp = &h->renderers; *pp;
+       pp = &(*pp)->next) {
+    if (*pp == r) {
+      *pp = r->next;
+      break;
+    }
+  }
+  h->live--;
+  r->closing = true;
+  maybe_free(r);
+  if (h->closing && h->live == 0) finish_close(h);
+}
+
+static void maybe_free(struct capsa_host_renderer *r) {
+  if (r->closing && r->pending == 0) free(r);
+}
+
+void capsa__renderer_unpend(struct capsa_host_renderer *r) {
+  r->pending--;
+  maybe_free(r);
+}
+
+static void after_incarnation(struct capsa_host_renderer *r) {
+  struct capsa__host_impl *h = r->h;
+  const capsa_kind_options_t *k = &h->kinds[r->kind];
+  if (!r->no_restart && !h->closing && r->restarts < k->max_restarts) {
+    r->restarts++;
+    int err = launch(r);
+    if (err == 0) {
+      emit_simple(r, CAPSA_EV_RESTARTED, (int)r->restarts, 0, NULL);
+      return;
+    }
+    emit_simple(r, CAPSA_EV_SPAWN_FAILED, err, 0, strerror(-err));
+  }
+  uv_close((uv_handle_t *)&r->timer, on_timer_closed);
+}
+
+// --- public API ---------------------------------------------------------
+
+int capsa_host_init(uv_loop_t *loop, capsa_host_t *host,
+                    const capsa_host_options_t *opts, capsa_host_event_cb cb) {
+  if (!loop || !host) return -EINVAL;
+  struct capsa__host_impl *h = calloc(1, sizeof *h);
+  if (!h) return -ENOMEM;
+  h->pub = host;
+  h->loop = loop;
+  h->cb = cb;
+  if (opts)
+    h->opts = *opts;
+  else
+    capsa_host_options_init(&h->opts);
+  if (h->opts.namespaces_required & ~h->opts.namespaces_wanted) {
+    free(h);
+    return -EINVAL;
+  }
+  h->zygote.sock = -1;
+  h->zygote.pidfd = -1;
+  for (int i = 0; i < CAPSA__FONTS; i++) h->fonts[i].fd = -1;
+  uv_timer_init(loop, &h->closer);
+  h->closer.data = h;
+  host->impl = h;
+  return 0;
+}
+
+int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k) {
+  if (!host || !host->impl || !k || !k->main || !k->name) return -EINVAL;
+  struct capsa__host_impl *h = host->impl;
+  if (h->started) return -EBUSY;
+  if (h->nkinds == CAPSA__MAX_KINDS) return -ENOSPC;
+  if (k->heartbeat_ms && k->heartbeat_timeout_ms == 0) return -EINVAL;
+  h->kinds[h->nkinds] = *k;
+  return (int)h->nkinds++;
+}
+
+int capsa_host_start(capsa_host_t *host) {
+  if (!host || !host->impl) return -EINVAL;
+  struct capsa__host_impl *h = host->impl;
+  if (h->started) return -EBUSY;
+  // Probe before anything is sandboxed: the zygote inherits the caches.
+  capsa_features_get();
+  unsigned avail = capsa_ns_available();
+  if (h->opts.namespaces_required & ~avail) return -EPERM;
+  for (unsigned i = 0; i < h->nkinds; i++) {
+    const capsa_kind_options_t *k = &h->kinds[i];
+    struct capsa__zygote_kind *z = &h->zkinds[i];
+    memset(z, 0, sizeof *z);
+    z->name = k->name;
+    z->main = k->main;
+    z->arg = k->arg;
+    if (!k->no_capmode) {
+      z->capmode = k->capmode;
+      if (!z->capmode) {
+        h->own_policy[i] = capsa_capmode_policy_new();
+        if (!h->own_policy[i]) return -ENOMEM;
+        z->capmode = h->own_policy[i];
+      }
+    }
+    z->pid_namespace = k->pid_namespace &&
+                       (h->opts.namespaces_wanted & CAPSA_NAMESPACE_PID) &&
+                       (avail & CAPSA_NAMESPACE_PID);
+    z->limit_as = k->limit_memory;
+    z->limit_cpu = k->limit_cpu_seconds;
+    z->limit_nofile = k->limit_open_files;
+    z->limit_nproc = k->limit_processes;
+  }
+  int err = capsa__broker_load_fonts(h);
+  if (err < 0) return err;
+  err = capsa__zygote_start(
+      &h->zygote, h->zkinds, h->nkinds, h->opts.namespaces_wanted,
+      h->opts.namespaces_required, h->opts.empty_root, h->opts.stderr_fd);
+  if (err < 0) {
+    capsa__broker_free_fonts(h);
+    return err;
+  }
+  h->started = true;
+  return 0;
+}
+
+int capsa_host_spawn(capsa_host_t *host, int kind, void *data,
+                     capsa_renderer_t **out) {
+  if (!host || !host->impl || !out) return -EINVAL;
+  struct capsa__host_impl *h = host->impl;
+  if (!h->started || h->closing) return -EAGAIN;
+  if (kind < 0 || (unsigned)kind >= h->nkinds) return -EINVAL;
+  struct capsa_host_renderer *r = calloc(1, sizeof *r);
+  if (!r) return -ENOMEM;
+  r->h = h;
+  r->kind = kind;
+  r->data = data;
+  r->pidfd = -1;
+  int err = launch(r);
+  if (err < 0) {
+    free(r);
+    return err;
+  }
+  uv_timer_init(h->loop, &r->timer);
+  r->timer.data = r;
+  r->timer_inited = true;
+  r->next = h->renderers;
+  h->renderers = r;
+  h->live++;
+  *out = r;
+  return 0;
+}
+
+static bool serving(const capsa_renderer_t *r) {
+  return r && r->state == R_READY && !r->kill_reason;
+}
+
+int capsa_renderer_send(capsa_renderer_t *r, capsa_msg_t *msg) {
+  if (!r || !msg) return -EINVAL;
+  if (!serving(r)) return -ENOTCONN;
+  return capsa_channel_send(&r->ch, msg);
+}
+
+int capsa_renderer_request(capsa_renderer_t *r, capsa_msg_t *msg,
+                           uint64_t timeout_ms, capsa_channel_reply_cb cb,
+                           void *arg) {
+  if (!r || !msg || !cb) return -EINVAL;
+  if (!serving(r)) return -ENOTCONN;
+  return capsa_channel_request(&r->ch, msg, timeout_ms, cb, arg);
+}
+
+int capsa_renderer_reply(capsa_renderer_t *r, const capsa_msg_t *request,
+                         capsa_msg_t *reply) {
+  if (!r || !request || !reply) return -EINVAL;
+  if (!serving(r)) return -ENOTCONN;
+  return capsa_channel_reply(&r->ch, request, reply);
+}
+
+int capsa_renderer_kill(capsa_renderer_t *r) {
+  if (!r) return -EINVAL;
+  if (r->state == R_DYING || r->pidfd < 0) return -ESRCH;
+  r->no_restart = true;
+  if (syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0) < 0)
+    return -errno;
+  return 0;
+}
+
+void *capsa_renderer_get_data(const capsa_renderer_t *r) {
+  return r ? r->data : NULL;
+}
+void capsa_renderer_set_data(capsa_renderer_t *r, void *data) {
+  if (r) r->data = data;
+}
+pid_t capsa_renderer_pid(const capsa_renderer_t *r) {
+  return r ? r->pid : -1;
+}
+int capsa_renderer_kind(const capsa_renderer_t *r) {
+  return r ? r->kind : -1;
+}
+unsigned capsa_renderer_restarts(const capsa_renderer_t *r) {
+  return r ? r->restarts : 0;
+}
+
+int capsa_host_sandbox_summary(const capsa_host_t *host, char *buf,
+                               size_t len) {
+  if (!host || !host->impl || (!buf && len)) return -EINVAL;
+  const struct capsa__host_impl *h = host->impl;
+  if (!h->started) return -EAGAIN;
+  struct capsa_ns_report rep = h->zygote.ns;
+  // Renderers also get a pid namespace each when the kinds ask for it.
+  bool pid = false;
+  for (unsigned i = 0; i < h->nkinds; i++)
+    if (h->zkinds[i].pid_namespace) pid = true;
+  if (pid) rep.applied |= CAPSA_NAMESPACE_PID;
+  rep.requested = h->opts.namespaces_wanted;
+  char line[256];
+  capsa_ns_report_format(&rep, line, sizeof line);
+  return snprintf(buf, len, "%s", line);
+}
+
+int capsa_host_kind_report(const capsa_host_t *host, int kind,
+                           struct capsa_capmode_report *out) {
+  if (!host || !host->impl || !out) return -EINVAL;
+  const struct capsa__host_impl *h = host->impl;
+  if (!h->started || kind < 0 || (unsigned)kind >= h->nkinds) return -EINVAL;
+  if (!h->zkinds[kind].capmode) return -ENOENT;
+  if (h->zygote.kind_error[kind] < 0) return h->zygote.kind_error[kind];
+  *out = h->zygote.capmode[kind];
+  return 0;
+}
+
+static void on_closer_closed(uv_handle_t *hd) {
+  struct capsa__host_impl *h = hd->data;
+  capsa_host_t *host = h->pub;
+  capsa_host_close_cb cb = h->close_cb;
+  for (unsigned i = 0; i < h->nkinds; i++)
+    capsa_capmode_policy_free(h->own_policy[i]);
+  host->impl = NULL;
+  free(h);
+  if (cb) cb(host);
+}
+
+static void finish_close(struct capsa__host_impl *h) {
+  capsa__zygote_stop(&h->zygote);
+  capsa__broker_free_fonts(h);
+  uv_close((uv_handle_t *)&h->closer, on_closer_closed);
+}
+
+void capsa_host_close(capsa_host_t *host, capsa_host_close_cb cb) {
+  if (!host || !host->impl) return;
+  struct capsa__host_impl *h = host->impl;
+  if (h->closing) return;
+  h->closing = true;
+  h->close_cb = cb;
+  for (struct capsa_host_renderer *r = h->renderers; r; r = r->next) {
+    r->no_restart = true;
+    if (r->state != R_DYING && r->pidfd >= 0)
+      syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+  }
+  if (h->live == 0) finish_close(h);
+}

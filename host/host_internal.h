@@ -1,0 +1,67 @@
+// Shared between the host library's files (capsa__ prefix): the host and
+// renderer structures behind host/capsa_host.h.
+#ifndef CAPSA_HOST_HOST_INTERNAL_H_
+#define CAPSA_HOST_HOST_INTERNAL_H_
+
+#include "host/capsa_host.h"
+#include "host/zygote.h"
+#include "ipc/shm.h"
+
+#define CAPSA__MAX_KINDS CAPSA__ZYGOTE_MAX_KINDS
+#define CAPSA__FONTS 3  // regular, bold, mono
+
+enum capsa__rstate { R_STARTING, R_READY, R_DYING };
+
+struct capsa_host_renderer {
+  struct capsa__host_impl *h;
+  int kind;
+  void *data;
+  int pidfd;
+  pid_t pid;
+  enum capsa__rstate state;
+  capsa_channel_t ch;
+  uv_poll_t exit_poll;
+  uv_timer_t timer;  // heartbeat, or the grace period after EPIPE
+  int open_handles;  // uv handles + channel of this incarnation still open
+  bool timer_inited;
+  bool ping_outstanding;
+  bool no_restart;  // bad message, refused sandbox, killed by the host
+  capsa_host_event_type_t kill_reason;  // 0 or what we killed it for
+  unsigned restarts;
+  unsigned pending;  // broker requests in flight (keep the memory alive)
+  bool closing;      // CLOSED about to be sent: free when pending == 0
+  struct capsa_host_renderer *next;
+};
+
+struct capsa__host_impl {
+  capsa_host_t *pub;
+  uv_loop_t *loop;
+  capsa_host_event_cb cb;
+  capsa_host_options_t opts;
+  capsa_kind_options_t kinds[CAPSA__MAX_KINDS];
+  struct capsa__zygote_kind zkinds[CAPSA__MAX_KINDS];
+  capsa_capmode_policy *own_policy[CAPSA__MAX_KINDS];  // made by the host
+  unsigned nkinds;
+  bool started;
+  bool closing;
+  capsa__zygote zygote;
+  capsa_shm_region_t fonts[CAPSA__FONTS];
+  size_t font_len[CAPSA__FONTS];
+  struct capsa_host_renderer *renderers;
+  unsigned live;
+  uv_timer_t closer;
+  capsa_host_close_cb close_cb;
+};
+
+void capsa__emit(struct capsa_host_renderer *r, capsa_host_event_t *ev);
+
+// Broker (host/broker.c): answers a RESOURCE_REQUEST from r. Returns 0 or
+// -errno (the request is then answered with an error).
+int capsa__broker_request(struct capsa_host_renderer *r,
+                          const capsa_msg_t *req);
+int capsa__broker_load_fonts(struct capsa__host_impl *h);
+void capsa__broker_free_fonts(struct capsa__host_impl *h);
+// Called by the broker when its last pending request of r finished.
+void capsa__renderer_unpend(struct capsa_host_renderer *r);
+
+#endif  // CAPSA_HOST_HOST_INTERNAL_H_

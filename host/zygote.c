@@ -1,0 +1,275 @@
+// The zygote process and the host's side of its control socket. See
+// host/zygote.h.
+#include "host/zygote.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "host/fd_passing.h"
+
+#define ZYGOTE_TIMEOUT_MS 5000
+#define CTRL_FD 3
+#define CHANNEL_FD 3
+
+struct request {
+  uint32_t kind;
+};
+
+struct reply {
+  int32_t status;  // 0 (a pidfd is attached) or -errno
+  int32_t pid;
+};
+
+struct ready {
+  int32_t status;
+  int32_t kind_error[CAPSA__ZYGOTE_MAX_KINDS];
+  struct capsa_capmode_report capmode[CAPSA__ZYGOTE_MAX_KINDS];
+};
+
+struct boot {
+  const struct capsa__zygote_kind *kinds;
+  unsigned nkinds;
+};
+
+// --- in the zygote ----------------------------------------------------------
+
+// The zygote's copy of what it needs; lives in its own memory.
+static struct capsa__zygote_kind g_kinds[CAPSA__ZYGOTE_MAX_KINDS];
+static unsigned g_nkinds;
+static struct ready g_ready;
+static unsigned g_namespaces;
+// Descriptors the compiled policies hold (Landlock rulesets): every renderer
+// keeps them at the same numbers, since capsa_capmode_policy_enter uses them.
+// A ruleset descriptor grants nothing: it can only restrict its holder.
+#define MAX_POLICY_FDS 12
+static int g_policy_fds[MAX_POLICY_FDS];
+static unsigned g_npolicy_fds;  // the zygote's own, from the launcher
+static bool g_empty_root;
+
+static void set_limit(int resource, rlim_t v) {
+  if (v == 0 || v == RLIM_INFINITY) return;
+  // CPU: SIGXCPU at the soft limit (reported as a limit), SIGKILL a second
+  // later at the hard one if it is ignored.
+  struct rlimit rl = {v, resource == RLIMIT_CPU ? v + 1 : v};
+  // Lower only: a renderer can never be given more than the zygote has.
+  struct rlimit cur;
+  if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY &&
+      cur.rlim_max < v)
+    rl.rlim_cur = rl.rlim_max = cur.rlim_max;
+  if (setrlimit(resource, &rl) < 0) _exit(125);
+}
+
+// In a freshly forked renderer: limits, capability mode, then main. Never
+// returns.
+static void renderer_start(unsigned k, bool pid_ns) {
+  const struct capsa__zygote_kind *kind = &g_kinds[k];
+  set_limit(RLIMIT_AS, kind->limit_as);
+  set_limit(RLIMIT_CPU, kind->limit_cpu);
+  set_limit(RLIMIT_NOFILE, kind->limit_nofile);
+  set_limit(RLIMIT_NPROC, kind->limit_nproc);
+  static char detail[512];
+  static capsa_sandbox_report_t rep;
+  memset(&rep, 0, sizeof rep);
+  rep.namespaces = g_namespaces | (pid_ns ? CAPSA_NAMESPACE_PID : 0);
+  const struct capsa_capmode_report *cr = &g_ready.capmode[k];
+  char line[256] = "off";
+  if (kind->capmode) {
+    // Point of no return: _exit(127) inside on failure.
+    if (capsa_capmode_policy_enter(kind->capmode) < 0) _exit(127);
+    rep.capmode = true;
+    rep.no_new_privs = cr->nnp == CAPSA_LAYER_ENFORCED;
+    rep.landlock_abi =
+        cr->landlock == CAPSA_LAYER_ENFORCED ? cr->landlock_abi : 0;
+    capsa_capmode_report_format(cr, false, line, sizeof line);
+  } else {
+    rep.no_new_privs = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1;
+  }
+  snprintf(detail, sizeof detail, "root=%s capmode: %s",
+           g_empty_root ? "empty-ro" : "host", line);
+  rep.detail = detail;
+  _exit(kind->main(CHANNEL_FD, &rep, kind->arg));
+}
+
+static void serve_one(int ctrl, const struct request *req, int chan) {
+  struct reply rep = {0, 0};
+  struct capsa_ns_child child = {-1, 0};
+  if (req->kind >= g_nkinds || g_ready.kind_error[req->kind] < 0) {
+    rep.status =
+        req->kind >= g_nkinds ? -EINVAL : g_ready.kind_error[req->kind];
+  } else {
+    capsa_ns_policy *p = capsa_ns_policy_new();
+    bool pid_ns = g_kinds[req->kind].pid_namespace;
+    if (!p) {
+      rep.status = -ENOMEM;
+    } else {
+      capsa_ns_policy_set_namespaces(p, pid_ns ? CAPSA_NAMESPACE_PID : 0,
+                                     pid_ns ? CAPSA_NAMESPACE_PID : 0);
+      capsa_ns_policy_set_clone_parent(p, true);
+      capsa_ns_policy_keep_fd(p, chan, CHANNEL_FD);
+      capsa_ns_policy_keep_fd(p, 2, 2);
+      for (unsigned i = 0; i < g_npolicy_fds; i++)
+        capsa_ns_policy_keep_fd(p, g_policy_fds[i], g_policy_fds[i]);
+      int r = capsa_ns_fork(p, &child);
+      capsa_ns_policy_free(p);
+      if (r == 0) renderer_start(req->kind, pid_ns);  // child
+      rep.status = r < 0 ? r : 0;
+      rep.pid = r > 0 ? r : 0;
+    }
+  }
+  close(chan);
+  capsa__send_fd(ctrl, &rep, sizeof rep, rep.status == 0 ? child.pidfd : -1);
+  if (child.pidfd >= 0) close(child.pidfd);
+}
+
+static int zygote_main(void *arg) {
+  const struct boot *b = arg;
+  signal(SIGPIPE, SIG_IGN);
+  memcpy(g_kinds, b->kinds, b->nkinds * sizeof g_kinds[0]);
+  g_nkinds = b->nkinds;
+  struct capsa_ns_report self;
+  if (capsa_ns_self(&self) == 0) {
+    g_namespaces = self.applied;
+    g_empty_root = self.empty_root;
+  }
+  // no_new_privs now: nothing the zygote or a renderer runs can gain
+  // privileges (there is no exec in capability mode anyway).
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  // Compile each policy once; renderers only load the result.
+  for (unsigned k = 0; k < g_nkinds; k++) {
+    if (!g_kinds[k].capmode) continue;
+    int err = capsa_capmode_policy_compile(g_kinds[k].capmode);
+    if (err == 0)
+      err =
+          capsa_capmode_policy_report(g_kinds[k].capmode, &g_ready.capmode[k]);
+    g_ready.kind_error[k] = err;
+  }
+  // Everything open now beyond stdio and the control socket belongs to the
+  // policies (the launcher closed all else before we ran).
+  for (int fd = CTRL_FD + 1; fd < 1024 && g_npolicy_fds < MAX_POLICY_FDS; fd++)
+    if (fcntl(fd, F_GETFD) >= 0) g_policy_fds[g_npolicy_fds++] = fd;
+  if (capsa__send_fd(CTRL_FD, &g_ready, sizeof g_ready, -1) < 0) return 1;
+  for (;;) {
+    struct request req;
+    int chan = -1;
+    ssize_t n = capsa__recv_fd(CTRL_FD, &req, sizeof req, &chan, -1);
+    if (n == 0 || n == -EPIPE || n == -ECONNRESET) return 0;  // host gone
+    if (n < 0) continue;
+    if (n != (ssize_t)sizeof req || chan < 0) {
+      if (chan >= 0) close(chan);
+      struct reply rep = {-EBADMSG, 0};
+      capsa__send_fd(CTRL_FD, &rep, sizeof rep, -1);
+      continue;
+    }
+    serve_one(CTRL_FD, &req, chan);
+    // Reap nothing: renderers are the host's children (CLONE_PARENT).
+  }
+}
+
+// --- in the host ------------------------------------------------------------
+
+int capsa__zygote_start(capsa__zygote *z,
+                        const struct capsa__zygote_kind *kinds, unsigned nkinds,
+                        unsigned ns_wanted, unsigned ns_required,
+                        bool empty_root, int stderr_fd) {
+  if (!z || (!kinds && nkinds) || nkinds > CAPSA__ZYGOTE_MAX_KINDS)
+    return -EINVAL;
+  memset(z, 0, sizeof *z);
+  z->sock = -1;
+  z->pidfd = -1;
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return -errno;
+  // The zygote's own namespaces; pid namespaces are made per renderer.
+  capsa_ns_policy *p = capsa_ns_policy_new();
+  if (!p) {
+    close(sv[0]);
+    close(sv[1]);
+    return -ENOMEM;
+  }
+  int err = capsa_ns_policy_set_namespaces(p, ns_wanted & ~CAPSA_NAMESPACE_PID,
+                                           ns_required & ~CAPSA_NAMESPACE_PID);
+  if (err == 0) err = capsa_ns_policy_set_empty_root(p, empty_root, empty_root);
+  if (err == 0) err = capsa_ns_policy_keep_fd(p, sv[1], CTRL_FD);
+  if (err == 0 && stderr_fd >= 0)
+    err = capsa_ns_policy_keep_fd(p, stderr_fd, 2);
+  if (err == 0) err = capsa_ns_policy_set_keep_caps(p, true);
+  struct boot b = {kinds, nkinds};
+  struct capsa_ns_report rep;
+  memset(&rep, 0, sizeof rep);
+  struct capsa_ns_child c;
+  if (err == 0) err = capsa_ns_spawn(p, zygote_main, &b, &c, &rep);
+  capsa_ns_policy_free(p);
+  close(sv[1]);
+  if (err < 0) {
+    close(sv[0]);
+    z->ns = rep;
+    return err;
+  }
+  z->sock = sv[0];
+  z->pidfd = c.pidfd;
+  z->pid = c.pid;
+  z->ns = rep;
+  struct ready rd;
+  ssize_t n = capsa__recv_fd(z->sock, &rd, sizeof rd, NULL, ZYGOTE_TIMEOUT_MS);
+  if (n != (ssize_t)sizeof rd) {
+    capsa__zygote_stop(z);
+    return n < 0 ? (int)n : -EPROTO;
+  }
+  for (unsigned k = 0; k < nkinds; k++) {
+    z->kind_error[k] = rd.kind_error[k];
+    z->capmode[k] = rd.capmode[k];
+  }
+  return 0;
+}
+
+int capsa__zygote_fork(capsa__zygote *z, unsigned kind, int channel_fd,
+                       struct capsa_ns_child *child) {
+  if (!z || !child || channel_fd < 0) return -EINVAL;
+  if (z->sock < 0) return -EPIPE;
+  struct request req = {kind};
+  int err = capsa__send_fd(z->sock, &req, sizeof req, channel_fd);
+  if (err < 0) return err;
+  struct reply rep;
+  int pidfd = -1;
+  ssize_t n =
+      capsa__recv_fd(z->sock, &rep, sizeof rep, &pidfd, ZYGOTE_TIMEOUT_MS);
+  if (n < 0) return (int)n;
+  if (n != (ssize_t)sizeof rep) {
+    if (pidfd >= 0) close(pidfd);
+    return n == 0 ? -EPIPE : -EPROTO;
+  }
+  if (rep.status < 0 || pidfd < 0) {
+    if (pidfd >= 0) close(pidfd);
+    return rep.status < 0 ? rep.status : -EPROTO;
+  }
+  child->pidfd = pidfd;
+  child->pid = rep.pid;
+  return 0;
+}
+
+void capsa__zygote_stop(capsa__zygote *z) {
+  if (!z) return;
+  if (z->sock >= 0) {
+    close(z->sock);
+    z->sock = -1;
+  }
+  if (z->pidfd >= 0) {
+    // It exits on EOF; kill as well so a wedged zygote cannot stall us.
+    syscall(SYS_pidfd_send_signal, z->pidfd, SIGKILL, NULL, 0);
+    siginfo_t si;
+    while (waitid((idtype_t)P_PIDFD, (id_t)z->pidfd, &si, WEXITED) < 0 &&
+           errno == EINTR) {
+    }
+    close(z->pidfd);
+    z->pidfd = -1;
+  }
+}

@@ -1,0 +1,104 @@
+// The zygote: a pre-initialised, already-restricted process that forks
+// renderers on request, so that a spawn costs a fork plus the final sandbox
+// step (capability mode) instead of an exec and dynamic linking.
+//
+//   capsa__zygote z;
+//   struct capsa__zygote_kind kinds[1] = {
+//       {.name = "echo", .main = capsa_renderer_main, .arg = &handlers,
+//        .capmode = policy}};
+//   capsa__zygote_start(&z, kinds, 1, CAPSA_NAMESPACE_ALL, 0, true, 2);
+//   struct capsa_ns_child c;
+//   capsa__zygote_fork(&z, 0, channel_fd, &c);  // c.pidfd: owned by caller;
+//                                               // the renderer is our child
+//   capsa__zygote_stop(&z);
+//
+// The zygote runs in the launcher's namespaces (user, mount with an empty
+// read-only root, ipc, net as available), with no_new_privs, every
+// descriptor but its control socket (and stderr if delegated) closed. It
+// keeps CAP_SYS_ADMIN in its own user namespace only to give each renderer
+// a fresh pid namespace. Renderers are forked with CLONE_PARENT: the host is
+// their parent, waits for them through pidfds and gets their exit status.
+// In each renderer: rlimits, then capsa_capmode_policy_enter (policy compiled
+// once in the zygote), then the kind's main on fd 3 -- before any input.
+//
+// Internal to the host library (capsa__ prefix); the zygote reads only the
+// host's requests, never renderer data.
+#ifndef CAPSA_HOST_ZYGOTE_H_
+#define CAPSA_HOST_ZYGOTE_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "ipc/message.h"
+#include "sandbox/capmode.h"
+#include "sandbox/namespaces.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CAPSA__ZYGOTE_MAX_KINDS 16
+
+// A renderer's entry point, run after capability mode. `sandbox` (valid
+// for the process's life) is what the launcher did, to report in HELLO.
+typedef int (*capsa__renderer_main_fn)(int channel_fd,
+                                       const capsa_sandbox_report_t *sandbox,
+                                       void *arg);
+
+struct capsa__zygote_kind {
+  const char *name;  // borrowed; must outlive the zygote
+  // Runs in the renderer after capability mode; returns its exit code.
+  capsa__renderer_main_fn main;
+  void *arg;
+  // Compiled in the zygote; NULL runs the renderer without capability mode
+  // (reported as such, and the host's outside check refuses it unless the
+  // embedder disabled the check for that kind).
+  capsa_capmode_policy *capmode;
+  bool pid_namespace;  // a fresh pid namespace per renderer
+  // RLIM_INFINITY or 0 = leave as inherited.
+  rlim_t limit_as;      // bytes of address space
+  rlim_t limit_cpu;     // seconds of CPU
+  rlim_t limit_nofile;  // descriptors
+  rlim_t limit_nproc;   // processes of the (namespaced) uid
+};
+
+typedef struct capsa__zygote {
+  int sock;   // host end of the control socket, -1 when stopped
+  int pidfd;  // the zygote process
+  pid_t pid;
+  struct capsa_ns_report ns;  // where the zygote (and so renderers) live
+  int kind_error[CAPSA__ZYGOTE_MAX_KINDS];  // compile result per kind
+  struct capsa_capmode_report capmode[CAPSA__ZYGOTE_MAX_KINDS];
+} capsa__zygote;
+
+// Starts the zygote. `kinds` (borrowed; the zygote keeps its copy of the
+// memory) must be complete: kinds added later are unknown to it.
+// `ns_wanted` / `ns_required` (CAPSA_NAMESPACE_*) and `empty_root` are the
+// launcher policy for the zygote (PID is applied per renderer, see
+// capsa__zygote_kind.pid_namespace); z->ns reports what was applied, also
+// on failure. `stderr_fd` (borrowed) becomes
+// the zygote's and renderers' fd 2, or -1 for /dev/null. Returns 0 or -errno
+// (-ETIMEDOUT when the zygote does not report ready in 5 s).
+int capsa__zygote_start(capsa__zygote *z,
+                        const struct capsa__zygote_kind *kinds, unsigned nkinds,
+                        unsigned ns_wanted, unsigned ns_required,
+                        bool empty_root, int stderr_fd);
+
+// Forks a renderer of `kind` whose fd 3 is `channel_fd` (borrowed: the
+// caller still closes its copy). On success *child holds the renderer's pidfd
+// (owned by the caller) and pid, and the caller is its parent. Blocks for the
+// zygote's answer (at most 5 s). Returns 0, -EINVAL, -EPIPE (zygote gone),
+// -ETIMEDOUT, or the zygote's fork error.
+int capsa__zygote_fork(capsa__zygote *z, unsigned kind, int channel_fd,
+                       struct capsa_ns_child *child);
+
+// Closes the control socket (the zygote exits), reaps it. Idempotent.
+void capsa__zygote_stop(capsa__zygote *z);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CAPSA_HOST_ZYGOTE_H_

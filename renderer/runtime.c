@@ -1,0 +1,125 @@
+// See renderer/runtime.h.
+#include "renderer/runtime.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "sandbox/capmode.h"
+
+struct capsa_rctx {
+  capsa_rloop_t loop;
+  const capsa_renderer_handlers_t *h;
+  capsa_sandbox_report_t sandbox;
+  int handler_error;
+};
+
+static int dispatch(capsa_rloop_t *l, capsa_msg_t *m) {
+  capsa_rctx_t *r = l->data;
+  switch (m->type) {
+    case CAPSA_MSG_PING: {
+      capsa_msg_t pong;
+      capsa_msg_init(&pong, CAPSA_MSG_PONG);
+      pong.u.ping = m->u.ping;
+      int err = capsa_rloop_reply(l, m, &pong);
+      return err < 0 ? err : 0;
+    }
+    case CAPSA_MSG_SHUTDOWN:
+      return 1;
+    default:
+      break;
+  }
+  if (!r->h->on_message) return 0;
+  int rc = r->h->on_message(r, m);
+  if (rc < 0) r->handler_error = rc;
+  return rc;
+}
+
+int capsa_renderer_main(int channel_fd, const capsa_sandbox_report_t *sandbox,
+                        void *handlers) {
+  const capsa_renderer_handlers_t *h = handlers;
+  if (channel_fd < 0 || !h) return CAPSA_RENDERER_EXIT_CHANNEL;
+  // Capability mode before the first byte of input: normally the zygote
+  // entered it with the kind's policy; a renderer started any other way
+  // enters the default one here.
+  unsigned mode = 0;
+  if (capsa_cap_getmode(&mode) < 0 || !mode) {
+    if (capsa_cap_enter() < 0) return CAPSA_RENDERER_EXIT_CAPMODE;
+  }
+  static capsa_rctx_t r;
+  memset(&r, 0, sizeof r);
+  r.h = h;
+  if (sandbox) {
+    r.sandbox = *sandbox;
+  } else {
+    struct capsa_capmode_report cr;
+    r.sandbox.capmode = true;
+    r.sandbox.no_new_privs = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1;
+    if (capsa_capmode_default_report(&cr) == 0 &&
+        cr.landlock == CAPSA_LAYER_ENFORCED)
+      r.sandbox.landlock_abi = cr.landlock_abi;
+    r.sandbox.detail = "capmode entered by the renderer";
+  }
+  if (capsa_rloop_init(&r.loop, channel_fd, dispatch, NULL) < 0) {
+    close(channel_fd);
+    return CAPSA_RENDERER_EXIT_CHANNEL;
+  }
+  r.loop.data = &r;
+  capsa_msg_t hello;
+  capsa_msg_init(&hello, CAPSA_MSG_HELLO);
+  hello.u.hello.protocol_version = CAPSA_IPC_VERSION;
+  hello.u.hello.pid = getpid();
+  hello.u.hello.renderer_kind = h->kind;
+  hello.u.hello.sandbox = r.sandbox;
+  int rc = capsa_rloop_send(&r.loop, &hello);
+  if (rc == 0 && h->on_start) {
+    rc = h->on_start(&r);
+    if (rc < 0) r.handler_error = rc;
+  }
+  if (rc == 0) rc = capsa_rloop_run(&r.loop);
+  capsa_rloop_close(&r.loop);
+  if (r.handler_error < 0) return CAPSA_RENDERER_EXIT_HANDLER;
+  if (rc < 0 && rc != -EPIPE) return CAPSA_RENDERER_EXIT_CHANNEL;
+  return CAPSA_RENDERER_EXIT_OK;
+}
+
+int capsa_rctx_send(capsa_rctx_t *r, capsa_msg_t *msg) {
+  if (!r || !msg) return -EINVAL;
+  return capsa_rloop_send(&r->loop, msg);
+}
+
+int capsa_rctx_reply(capsa_rctx_t *r, const capsa_msg_t *request,
+                     capsa_msg_t *reply) {
+  if (!r || !request || !reply) return -EINVAL;
+  return capsa_rloop_reply(&r->loop, request, reply);
+}
+
+int capsa_rctx_call(capsa_rctx_t *r, capsa_msg_t *msg, int timeout_ms,
+                    capsa_msg_t *reply) {
+  if (!r || !msg || !reply) return -EINVAL;
+  return capsa_rloop_call(&r->loop, msg, timeout_ms, reply);
+}
+
+int capsa_rctx_log(capsa_rctx_t *r, unsigned level, const char *fmt, ...) {
+  if (!r || !fmt || level > CAPSA_LOG_ERROR) return -EINVAL;
+  char text[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  capsa_msg_t m;
+  capsa_msg_init(&m, CAPSA_MSG_LOG);
+  m.u.log.level = level;
+  m.u.log.text = text;
+  return capsa_rloop_send(&r->loop, &m);
+}
+
+void *capsa_rctx_data(capsa_rctx_t *r) {
+  return r && r->h ? r->h->data : NULL;
+}
+
+const capsa_sandbox_report_t *capsa_rctx_sandbox(capsa_rctx_t *r) {
+  return r ? &r->sandbox : NULL;
+}

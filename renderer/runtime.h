@@ -1,0 +1,76 @@
+// The renderer runtime: what runs inside a renderer process. Capability mode
+// first, then the IPC loop, dispatching to the renderer's handlers.
+//
+//   static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
+//     if (m->type == CAPSA_MSG_LOAD_CONTENT) { ...; return 0; }
+//     return -EPROTO;                       // unexpected: the loop fails
+//   }
+//   static const capsa_renderer_handlers_t kEcho = {
+//       .kind = "echo", .on_message = on_message};
+//   // In the host's kind definition (host/capsa_host.h):
+//   //   kind.main = capsa_renderer_main; kind.arg = (void *)&kEcho;
+//
+// capsa_renderer_main() is the process's whole life: it makes sure the
+// process is in capability mode (a host's zygote has already entered it with
+// the kind's compiled policy; otherwise it calls capsa_cap_enter() itself,
+// before reading anything), sends HELLO with the sandbox report, answers
+// PING, returns on SHUTDOWN or when the host goes away, and hands every
+// other message to on_message. Nothing in here opens a file or needs any
+// authority beyond the channel.
+#ifndef CAPSA_RENDERER_RUNTIME_H_
+#define CAPSA_RENDERER_RUNTIME_H_
+
+#include <stdarg.h>
+
+#include "ipc/loop.h"
+#include "ipc/message.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct capsa_rctx capsa_rctx_t;
+
+typedef struct capsa_renderer_handlers {
+  const char *kind;  // sent in HELLO
+  // After HELLO, before the first message; may be NULL. Return < 0 to exit.
+  int (*on_start)(capsa_rctx_t *r);
+  // Every host message but PING and SHUTDOWN. `msg` as in ipc/loop.h (valid
+  // during the call; untaken descriptors closed after). 0: go on; > 0: leave
+  // the loop (exit code 0); < 0: leave with that error.
+  int (*on_message)(capsa_rctx_t *r, capsa_msg_t *msg);
+  void *data;  // for the handlers
+} capsa_renderer_handlers_t;
+
+// Exit codes of capsa_renderer_main.
+#define CAPSA_RENDERER_EXIT_OK 0
+#define CAPSA_RENDERER_EXIT_CAPMODE 3  // could not enter capability mode
+#define CAPSA_RENDERER_EXIT_CHANNEL 4  // channel broken / bad message
+#define CAPSA_RENDERER_EXIT_HANDLER 5  // a handler returned an error
+
+// The renderer process's main. `channel_fd` (owned from now on), `sandbox`
+// (borrowed; may be NULL: then the report is built here), `handlers` (a
+// const capsa_renderer_handlers_t *, borrowed). Returns an exit code.
+// Matches the host's renderer entry signature (capsa_renderer_entry_fn).
+int capsa_renderer_main(int channel_fd, const capsa_sandbox_report_t *sandbox,
+                        void *handlers);
+
+// For handlers. Ownership of handle descriptors as ipc/loop.h.
+int capsa_rctx_send(capsa_rctx_t *r, capsa_msg_t *msg);
+int capsa_rctx_reply(capsa_rctx_t *r, const capsa_msg_t *request,
+                     capsa_msg_t *reply);
+// A request to the host (e.g. RESOURCE_REQUEST to the broker); *reply valid
+// until the next call on r.
+int capsa_rctx_call(capsa_rctx_t *r, capsa_msg_t *msg, int timeout_ms,
+                    capsa_msg_t *reply);
+// One LOG message (renderers have no stderr of their own). 0 or -errno.
+int capsa_rctx_log(capsa_rctx_t *r, unsigned level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void *capsa_rctx_data(capsa_rctx_t *r);
+const capsa_sandbox_report_t *capsa_rctx_sandbox(capsa_rctx_t *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CAPSA_RENDERER_RUNTIME_H_

@@ -1,0 +1,487 @@
+// Integration tests of host/capsa_host.h: a real host on a libuv loop, real
+// renderers forked by its zygote, real capability mode. Run as root and as
+// uid 65534 (run_unprivileged).
+#include "host/capsa_host.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "renderer/runtime.h"
+
+namespace {
+
+// --- renderer side: one test kind driven by LOAD_CONTENT commands ---------
+
+std::string Content(const capsa_msg_t *m) {
+  const capsa_bytes_t &d = m->u.load_content.data;
+  return std::string(reinterpret_cast<const char *>(d.data), d.len);
+}
+
+void Fetch(capsa_rctx_t *r, const std::string &url) {
+  capsa_msg_t req, rep;
+  capsa_msg_init(&req, CAPSA_MSG_RESOURCE_REQUEST);
+  req.u.resource_request.url = url.c_str();
+  int err = capsa_rctx_call(r, &req, 5000, &rep);
+  if (err < 0) {
+    capsa_rctx_log(r, CAPSA_LOG_ERROR, "%s call=%d", url.c_str(), err);
+    return;
+  }
+  int status = rep.u.resource_response.status;
+  std::string body;
+  if (status == 0 && rep.handle_count == 1) {
+    int fd = capsa_msg_take_handle(&rep, 0);
+    char buf[256];
+    ssize_t n = pread(fd, buf, sizeof buf, 0);
+    if (n > 0) body.assign(buf, (size_t)n);
+    // The handle is read-only: writing must fail.
+    errno = 0;
+    ssize_t w = write(fd, "x", 1);
+    int werr = w < 0 ? errno : 0;
+    close(fd);
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "%s status=0 body=%s write_errno=%d",
+                   url.c_str(), body.substr(0, 16).c_str(), werr);
+    return;
+  }
+  if (status == 0) {
+    body.assign(
+        reinterpret_cast<const char *>(rep.u.resource_response.data.data),
+        rep.u.resource_response.data.len);
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "%s status=0 inline=%zu", url.c_str(),
+                   body.size());
+    return;
+  }
+  capsa_rctx_log(r, CAPSA_LOG_INFO, "%s status=%d", url.c_str(), status);
+}
+
+int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
+  if (m->type != CAPSA_MSG_LOAD_CONTENT) return -EPROTO;
+  std::string cmd = Content(m);
+  if (cmd == "crash") {
+    *(volatile int *)nullptr = 1;
+  } else if (cmd == "hang") {
+    for (;;) pause();
+  } else if (cmd == "spin") {
+    for (volatile unsigned long i = 0;; i++) {
+    }
+  } else if (cmd == "garbage") {
+    // Bytes that are no capsa message, straight onto the channel.
+    const char junk[] = "\x01\x02not a flatbuffer";
+    if (write(3, junk, sizeof junk) < 0) return -errno;
+  } else if (cmd == "exit3") {
+    return -3;  // the runtime exits with CAPSA_RENDERER_EXIT_HANDLER
+  } else if (cmd == "open") {
+    int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "open=%d errno=%d", fd,
+                   fd < 0 ? errno : 0);
+  } else if (cmd.rfind("fetch ", 0) == 0) {
+    Fetch(r, cmd.substr(6));
+  } else {
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "echo %s", cmd.c_str());
+  }
+  return 0;
+}
+
+const capsa_renderer_handlers_t kTestHandlers = {"test", nullptr, OnTestMessage,
+                                                 nullptr};
+
+// A renderer that skips capability mode entirely (talks the protocol, but is
+// not sandboxed): the host must refuse it.
+int UnsandboxedMain(int fd, const capsa_sandbox_report_t *sb, void *) {
+  capsa_rloop_t l;
+  if (capsa_rloop_init(
+          &l, fd, [](capsa_rloop_t *, capsa_msg_t *) { return 0; }, nullptr) <
+      0)
+    return 9;
+  capsa_msg_t hello;
+  capsa_msg_init(&hello, CAPSA_MSG_HELLO);
+  hello.u.hello.protocol_version = CAPSA_IPC_VERSION;
+  hello.u.hello.pid = getpid();
+  hello.u.hello.sandbox = *sb;
+  hello.u.hello.sandbox.capmode = true;  // lies
+  capsa_rloop_send(&l, &hello);
+  capsa_rloop_run(&l);
+  capsa_rloop_close(&l);
+  return 0;
+}
+
+// --- host side ------------------------------------------------------------
+
+struct Ev {
+  capsa_host_event_type_t type;
+  int status, signal;
+  std::string text;
+  unsigned renderer_index;
+};
+
+struct Fixture {
+  uv_loop_t loop;
+  capsa_host_t host;
+  std::vector<Ev> events;
+  std::vector<capsa_renderer_t *> renderers;
+  std::map<capsa_renderer_t *, capsa_sandbox_report_t> ready_reports;
+  std::map<capsa_renderer_t *, capsa_renderer_check_t> checks;
+  std::map<capsa_renderer_t *, std::string> sends;  // sent on READY
+  unsigned closed = 0;
+  bool host_closed = false;
+};
+
+unsigned IndexOf(Fixture *f, capsa_renderer_t *r) {
+  for (unsigned i = 0; i < f->renderers.size(); i++)
+    if (f->renderers[i] == r) return i;
+  return ~0u;
+}
+
+void Send(capsa_renderer_t *r, const std::string &s) {
+  capsa_msg_t m;
+  capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
+  m.u.load_content.data = {reinterpret_cast<const uint8_t *>(s.data()),
+                           s.size()};
+  EXPECT_EQ(0, capsa_renderer_send(r, &m));
+}
+
+void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
+  Fixture *f = static_cast<Fixture *>(h->data);
+  Ev e{ev->type, ev->status, ev->signal, ev->text ? ev->text : "",
+       IndexOf(f, ev->renderer)};
+  f->events.push_back(e);
+  if (ev->type == CAPSA_EV_READY) {
+    f->ready_reports[ev->renderer] = *ev->sandbox;
+    f->ready_reports[ev->renderer].detail = nullptr;
+    f->checks[ev->renderer] = *ev->check;
+    auto it = f->sends.find(ev->renderer);
+    if (it != f->sends.end()) {
+      std::string cmds = it->second;
+      size_t pos = 0;
+      while (pos <= cmds.size()) {
+        size_t nl = cmds.find('|', pos);
+        if (nl == std::string::npos) nl = cmds.size();
+        Send(ev->renderer, cmds.substr(pos, nl - pos));
+        pos = nl + 1;
+      }
+    }
+  }
+  if (ev->type == CAPSA_EV_SANDBOX_REFUSED)
+    f->checks[ev->renderer] = *ev->check;
+  if (ev->type == CAPSA_EV_CLOSED) f->closed++;
+}
+
+class HostTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(0, uv_loop_init(&f_.loop));
+    capsa_host_options_init(&opts_);
+    opts_.stderr_fd = 2;
+  }
+  void TearDown() override {
+    if (inited_ && !f_.host_closed) {
+      capsa_host_close(&f_.host, [](capsa_host_t *h) {
+        static_cast<Fixture *>(h->data)->host_closed = true;
+      });
+      RunUntil([&] { return f_.host_closed; }, 10000);
+    }
+    EXPECT_TRUE(!inited_ || f_.host_closed);
+    uv_loop_close(&f_.loop);
+  }
+  int Kind(const char *name, void (*tweak)(capsa_kind_options_t *) = nullptr,
+           capsa_renderer_entry_fn main = capsa_renderer_main) {
+    if (!inited_) {
+      EXPECT_EQ(0, capsa_host_init(&f_.loop, &f_.host, &opts_, OnEvent));
+      f_.host.data = &f_;
+      inited_ = true;
+    }
+    capsa_kind_options_t k;
+    capsa_kind_options_init(&k, name, main, (void *)&kTestHandlers);
+    k.heartbeat_ms = 200;
+    k.heartbeat_timeout_ms = 1000;
+    if (tweak) tweak(&k);
+    return capsa_host_define_kind(&f_.host, &k);
+  }
+  capsa_renderer_t *Spawn(int kind, const std::string &on_ready = "") {
+    capsa_renderer_t *r = nullptr;
+    int err = capsa_host_spawn(&f_.host, kind, nullptr, &r);
+    EXPECT_EQ(0, err) << strerror(-err);
+    if (r) {
+      f_.renderers.push_back(r);
+      if (!on_ready.empty()) f_.sends[r] = on_ready;
+    }
+    return r;
+  }
+  template <typename Pred>
+  bool RunUntil(Pred done, int timeout_ms) {
+    uint64_t end = uv_now(&f_.loop) + (uint64_t)timeout_ms;
+    while (!done()) {
+      uv_update_time(&f_.loop);
+      if (uv_now(&f_.loop) > end) return false;
+      uv_run(&f_.loop, UV_RUN_ONCE);
+    }
+    return true;
+  }
+  bool Saw(capsa_host_event_type_t t, unsigned idx = 0) {
+    for (auto &e : f_.events)
+      if (e.type == t && e.renderer_index == idx) return true;
+    return false;
+  }
+  std::vector<std::string> Logs(unsigned idx = 0) {
+    std::vector<std::string> v;
+    for (auto &e : f_.events)
+      if (e.type == CAPSA_EV_LOG && e.renderer_index == idx)
+        v.push_back(e.text);
+    return v;
+  }
+  const Ev *Find(capsa_host_event_type_t t, unsigned idx = 0) {
+    for (auto &e : f_.events)
+      if (e.type == t && e.renderer_index == idx) return &e;
+    return nullptr;
+  }
+  std::string Dump() {
+    std::string s;
+    for (auto &e : f_.events)
+      s += std::string(capsa_host_event_name(e.type)) + "[" +
+           std::to_string(e.renderer_index) + "](" + e.text + ") ";
+    return s;
+  }
+
+  Fixture f_;
+  capsa_host_options_t opts_;
+  bool inited_ = false;
+};
+
+TEST_F(HostTest, RendererIsSandboxedBeforeInputAndCheckedFromOutside) {
+  int k = Kind("test");
+  ASSERT_GE(k, 0);
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  capsa_renderer_t *r = Spawn(k, "open|hello");
+  ASSERT_NE(nullptr, r);
+  ASSERT_TRUE(RunUntil([&] { return Logs().size() >= 2; }, 10000)) << Dump();
+  const capsa_renderer_check_t &c = f_.checks[r];
+  EXPECT_TRUE(c.ok) << c.why;
+  EXPECT_EQ(2, c.seccomp_mode);
+  EXPECT_EQ(1, c.no_new_privs);
+  unsigned avail = capsa_ns_available();
+  EXPECT_EQ(avail & CAPSA_NAMESPACE_ALL, c.ns_differ & avail);
+  EXPECT_TRUE(f_.ready_reports[r].capmode);
+  EXPECT_TRUE(f_.ready_reports[r].no_new_privs);
+  // Opening by path inside the renderer: capability mode refuses it.
+  EXPECT_EQ("open=-1 errno=" + std::to_string(ECAPMODE), Logs()[0]);
+  EXPECT_EQ("echo hello", Logs()[1]);
+  EXPECT_EQ(0, capsa_renderer_kill(r));
+  ASSERT_TRUE(RunUntil([&] { return f_.closed == 1; }, 5000)) << Dump();
+  const Ev *e = Find(CAPSA_EV_CRASHED);
+  ASSERT_NE(nullptr, e) << Dump();
+  EXPECT_EQ(SIGKILL, e->signal);
+}
+
+TEST_F(HostTest, OutsideCheckOfAnUnsandboxedProcessFails) {
+  capsa_renderer_check_t c;
+  ASSERT_EQ(0, capsa_renderer_check_pid(getpid(), 0, &c));
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(0, c.seccomp_mode);
+  EXPECT_EQ(-ESRCH, capsa_renderer_check_pid(0x3fffffff, 0, &c));
+}
+
+TEST_F(HostTest, RendererWithoutCapabilityModeIsRefused) {
+  int k = Kind(
+      "naked", [](capsa_kind_options_t *o) { o->no_capmode = true; },
+      UnsandboxedMain);
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  capsa_renderer_t *r = Spawn(k);
+  ASSERT_TRUE(RunUntil([&] { return f_.closed == 1; }, 10000)) << Dump();
+  EXPECT_FALSE(Saw(CAPSA_EV_READY)) << Dump();
+  const Ev *e = Find(CAPSA_EV_SANDBOX_REFUSED);
+  ASSERT_NE(nullptr, e) << Dump();
+  EXPECT_NE(std::string::npos, e->text.find("seccomp mode 0")) << e->text;
+  EXPECT_EQ(0, f_.checks[r].seccomp_mode);
+  EXPECT_FALSE(Saw(CAPSA_EV_RESTARTED));
+}
+
+TEST_F(HostTest, LandlockTurnedOffIsReportedNotHidden) {
+  static capsa_capmode_policy *p = capsa_capmode_policy_new();
+  ASSERT_EQ(0, capsa_capmode_policy_disable_layer(p, CAPSA_LAYER_LANDLOCK));
+  int k = Kind("nolandlock", [](capsa_kind_options_t *o) { o->capmode = p; });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  struct capsa_capmode_report rep;
+  ASSERT_EQ(0, capsa_host_kind_report(&f_.host, k, &rep));
+  EXPECT_EQ(CAPSA_LAYER_DISABLED, rep.landlock);
+  EXPECT_FALSE(rep.complete);
+  capsa_renderer_t *r = Spawn(k, "open");
+  ASSERT_TRUE(RunUntil([&] { return !Logs().empty(); }, 10000)) << Dump();
+  EXPECT_EQ(0, f_.ready_reports[r].landlock_abi);
+  EXPECT_TRUE(f_.ready_reports[r].capmode);
+  // Seccomp still refuses paths: the layer off weakens nothing silently.
+  EXPECT_EQ("open=-1 errno=" + std::to_string(ECAPMODE), Logs()[0]);
+}
+
+TEST_F(HostTest, NamespacesTurnedOffAreReported) {
+  opts_.namespaces_wanted = 0;
+  int k =
+      Kind("nons", [](capsa_kind_options_t *o) { o->pid_namespace = false; });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  char line[256];
+  ASSERT_GT(capsa_host_sandbox_summary(&f_.host, line, sizeof line), 0);
+  EXPECT_NE(nullptr, strstr(line, "user=off")) << line;
+  EXPECT_NE(nullptr, strstr(line, "root=host")) << line;
+  capsa_renderer_t *r = Spawn(k, "open");
+  ASSERT_TRUE(RunUntil([&] { return !Logs().empty(); }, 10000)) << Dump();
+  EXPECT_EQ(0u, f_.ready_reports[r].namespaces);
+  EXPECT_EQ(0u, f_.checks[r].ns_differ);
+  EXPECT_EQ("open=-1 errno=" + std::to_string(ECAPMODE), Logs()[0]);
+}
+
+TEST_F(HostTest, CrashIsReportedAndRestartedWithoutTouchingOthers) {
+  int crashy =
+      Kind("crashy", [](capsa_kind_options_t *o) { o->max_restarts = 1; });
+  int calm = Kind("calm");
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(crashy, "crash");
+  capsa_renderer_t *other = Spawn(calm);
+  // The first crash restarts it; the restarted one crashes too (same
+  // commands on READY) and is then closed.
+  ASSERT_TRUE(RunUntil([&] { return f_.closed == 1; }, 10000)) << Dump();
+  int crashes = 0;
+  for (auto &e : f_.events)
+    if (e.type == CAPSA_EV_CRASHED && e.renderer_index == 0) {
+      crashes++;
+      EXPECT_EQ(SIGSEGV, e.signal);
+    }
+  EXPECT_EQ(2, crashes) << Dump();
+  EXPECT_TRUE(Saw(CAPSA_EV_RESTARTED)) << Dump();
+  EXPECT_EQ(1u, capsa_renderer_restarts(f_.renderers[0]) + 0 * 0);
+  // The other renderer still answers.
+  Send(other, "still here");
+  ASSERT_TRUE(RunUntil([&] { return !Logs(1).empty(); }, 5000)) << Dump();
+  EXPECT_EQ("echo still here", Logs(1)[0]);
+}
+
+TEST_F(HostTest, HangIsCaughtByTheHeartbeat) {
+  int k = Kind("hangs");
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k, "hang");
+  ASSERT_TRUE(RunUntil([&] { return f_.closed == 1; }, 10000)) << Dump();
+  EXPECT_TRUE(Saw(CAPSA_EV_HUNG)) << Dump();
+  EXPECT_FALSE(Saw(CAPSA_EV_CRASHED)) << Dump();
+}
+
+TEST_F(HostTest, CpuLimitIsReportedAsALimit) {
+  int k = Kind("spins", [](capsa_kind_options_t *o) {
+    o->limit_cpu_seconds = 1;
+    o->heartbeat_ms = 0;  // the watchdog would catch it first
+  });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k, "spin");
+  ASSERT_TRUE(RunUntil([&] { return f_.closed == 1; }, 15000)) << Dump();
+  const Ev *e = Find(CAPSA_EV_LIMIT);
+  ASSERT_NE(nullptr, e) << Dump();
+  EXPECT_EQ(SIGXCPU, e->signal);
+}
+
+TEST_F(HostTest, BadMessageKillsAndIsNeverRestarted) {
+  int k = Kind("liar", [](capsa_kind_options_t *o) { o->max_restarts = 3; });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k, "garbage");
+  ASSERT_TRUE(RunUntil([&] { return f_.closed == 1; }, 10000)) << Dump();
+  EXPECT_TRUE(Saw(CAPSA_EV_BAD_MESSAGE)) << Dump();
+  EXPECT_FALSE(Saw(CAPSA_EV_RESTARTED)) << Dump();
+}
+
+TEST_F(HostTest, HandlerErrorExitCodeIsReported) {
+  int k = Kind("quits");
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k, "exit3");
+  ASSERT_TRUE(RunUntil([&] { return f_.closed == 1; }, 10000)) << Dump();
+  const Ev *e = Find(CAPSA_EV_EXITED);
+  ASSERT_NE(nullptr, e) << Dump();
+  EXPECT_EQ(CAPSA_RENDERER_EXIT_HANDLER, e->status);
+}
+
+class BrokerTest : public HostTest {
+ protected:
+  void SetUp() override {
+    HostTest::SetUp();
+    char tmpl[] = "/tmp/capsa-broker-XXXXXX";
+    ASSERT_NE(nullptr, mkdtemp(tmpl));
+    dir_ = tmpl;
+    int fd = open((dir_ + "/a.txt").c_str(), O_WRONLY | O_CREAT, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(5, write(fd, "hello", 5));
+    close(fd);
+    ASSERT_EQ(0, symlink("/etc/passwd", (dir_ + "/link").c_str()));
+    ASSERT_EQ(0, mkfifo((dir_ + "/fifo").c_str(), 0644));
+    dirfd_ = open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_GE(dirfd_, 0);
+    chmod(dir_.c_str(), 0755);
+  }
+  void TearDown() override {
+    HostTest::TearDown();
+    close(dirfd_);
+    unlink((dir_ + "/a.txt").c_str());
+    unlink((dir_ + "/link").c_str());
+    unlink((dir_ + "/fifo").c_str());
+    rmdir(dir_.c_str());
+  }
+  std::string dir_;
+  int dirfd_ = -1;
+};
+
+int g_dirfd = -1;
+
+TEST_F(BrokerTest, FileOpenAllowedBeneathRootOnlyAndReadOnly) {
+  g_dirfd = dirfd_;
+  int k = Kind("reader",
+               [](capsa_kind_options_t *o) { o->resource_dir_fd = g_dirfd; });
+  int nodir = Kind("nodir");
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k,
+        "fetch file:a.txt|fetch file:../etc/passwd|fetch file:/etc/passwd|"
+        "fetch file:link|fetch file:fifo|fetch file:missing|fetch font:regular"
+        "|fetch dns:localhost|fetch gopher:x");
+  Spawn(nodir, "fetch file:a.txt");
+  ASSERT_TRUE(
+      RunUntil([&] { return Logs(0).size() >= 9 && !Logs(1).empty(); }, 10000))
+      << Dump();
+  std::vector<std::string> l = Logs(0);
+  EXPECT_EQ(
+      "file:a.txt status=0 body=hello write_errno=" + std::to_string(EBADF),
+      l[0]);
+  EXPECT_EQ("file:../etc/passwd status=" + std::to_string(-EXDEV), l[1]);
+  EXPECT_EQ("file:/etc/passwd status=" + std::to_string(-EXDEV), l[2]);
+  EXPECT_EQ("file:link status=" + std::to_string(-ELOOP), l[3]);
+  EXPECT_EQ("file:fifo status=" + std::to_string(-EINVAL), l[4]);
+  EXPECT_EQ("file:missing status=" + std::to_string(-ENOENT), l[5]);
+  EXPECT_EQ("font:regular status=" + std::to_string(-EACCES), l[6]);
+  EXPECT_EQ("dns:localhost status=" + std::to_string(-EACCES), l[7]);
+  EXPECT_EQ("gopher:x status=" + std::to_string(-EPROTONOSUPPORT), l[8]);
+  EXPECT_EQ("file:a.txt status=" + std::to_string(-EACCES), Logs(1)[0]);
+}
+
+TEST_F(BrokerTest, FontsAndNameResolutionWhenAllowed) {
+  const char *font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+  if (access(font, R_OK) != 0) GTEST_SKIP() << "no DejaVu font";
+  opts_.font_regular = font;
+  int k = Kind("fonts", [](capsa_kind_options_t *o) {
+    o->allow_fonts = true;
+    o->allow_dns = true;
+  });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k, "fetch font:regular|fetch font:mono|fetch dns:localhost");
+  ASSERT_TRUE(RunUntil([&] { return Logs().size() >= 3; }, 10000)) << Dump();
+  std::vector<std::string> l = Logs();
+  // TrueType magic 00 01 00 00: the body starts with a NUL, so it prints
+  // empty; the write must fail (sealed, read-only).
+  EXPECT_EQ(0u, l[0].find("font:regular status=0 body=")) << l[0];
+  EXPECT_NE(std::string::npos, l[0].find("write_errno=")) << l[0];
+  EXPECT_EQ(std::string::npos, l[0].find("write_errno=0")) << l[0];
+  EXPECT_EQ("font:mono status=" + std::to_string(-ENOENT), l[1]);
+  EXPECT_EQ(0u, l[2].find("dns:localhost status=0 inline=")) << l[2];
+}
+
+}  // namespace
