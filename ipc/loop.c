@@ -31,6 +31,12 @@ static uint64_t deadline_after(int timeout_ms) {
 // Waits for `events` on the socket until `deadline`. 1 ready, 0 timeout,
 // < 0 error.
 static int wait_fd(capsa_rloop_t *l, short events, uint64_t deadline) {
+  const capsa_fastpath_t *fp = &l->core->fastpath;
+  if (events == POLLIN && l->core->has_fastpath && fp->wait != NULL) {
+    // The fast path's own wait also watches the socket.
+    int r = fp->wait(fp->ctx, l->core->fd, remaining_ms(deadline));
+    return r > 0 ? 1 : r;
+  }
   for (;;) {
     struct pollfd p = {.fd = l->core->fd, .events = events};
     int r = poll(&p, 1, remaining_ms(deadline));

@@ -325,7 +325,9 @@ TEST_F(HostChannel, RendererLoopRequestsAndReplies) {
   RunUntil([&] { return pongs == 1; }, 100000);
   renderer.join();
   EXPECT_EQ(1, pongs);
-  EXPECT_EQ(0, err_) << why_;
+  // The renderer may already have left after shutdown: a closed peer, never
+  // a bad message.
+  EXPECT_TRUE(err_ == 0 || err_ == -EPIPE) << err_ << " " << why_;
 }
 
 // The renderer side checks what the host sends too.
@@ -398,7 +400,7 @@ TEST(FastPath, OrderHoldsAcrossRingAndSocket) {
   int sp[2];
   ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));
   FakeRing ring;
-  capsa_fastpath_t fp;
+  capsa_fastpath_t fp = {};
   fp.ctx = &ring;
   fp.send = [](void *ctx, const uint8_t *buf, size_t len) -> int {
     auto *r = static_cast<FakeRing *>(ctx);
@@ -461,7 +463,7 @@ TEST(FastPath, AGapIsABadMessage) {
   int sp[2];
   ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));
   FakeRing ring;
-  capsa_fastpath_t fp;
+  capsa_fastpath_t fp = {};
   fp.ctx = &ring;
   fp.send = [](void *, const uint8_t *, size_t) -> int { return -EAGAIN; };
   fp.recv = [](void *ctx, uint8_t *buf, size_t cap) -> ssize_t {
