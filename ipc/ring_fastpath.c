@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static void fp_reset(capsa_ring_fastpath_t *fp) {
@@ -172,20 +173,34 @@ int capsa_ring_fastpath_wait(capsa_ring_fastpath_t *fp, int sock,
   // socket message is found by the poll below at worst one spin later.
   int r = timeout_ms == 0 ? capsa_ring_poll(&fp->rx) : capsa_ring_spin(&fp->rx);
   if (r != 0) return r;
-  r = capsa_ring_fastpath_arm(fp);
-  if (r != 0) {
+  struct timespec start;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  for (;;) {
+    r = capsa_ring_fastpath_arm(fp);
+    if (r != 0) {
+      capsa_ring_fastpath_disarm(fp);
+      return r < 0 ? r : 1;
+    }
+    int left = timeout_ms;
+    if (timeout_ms > 0) {
+      struct timespec now;
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      int64_t spent = (int64_t)(now.tv_sec - start.tv_sec) * 1000 +
+                      (now.tv_nsec - start.tv_nsec) / 1000000;
+      left = spent >= timeout_ms ? 0 : timeout_ms - (int)spent;
+    }
+    struct pollfd p[2] = {{fp->my_bell, POLLIN, 0}, {sock, POLLIN, 0}};
+    int n = poll(p, sock >= 0 ? 2 : 1, left);
+    int err = n < 0 && errno != EINTR ? -errno : 0;
     capsa_ring_fastpath_disarm(fp);
-    return r < 0 ? r : 1;
+    if (err < 0) return err;
+    int ring = capsa_ring_poll(&fp->rx);
+    if (ring != 0) return ring < 0 ? ring : 1;
+    if (sock >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) return 2;
+    if (n == 0) return 0;  // poll's own timeout
+    // A late ring from an earlier publish (the producer saw us armed just
+    // before we disarmed) or a peer ringing for nothing: wait again.
   }
-  struct pollfd p[2] = {{fp->my_bell, POLLIN, 0}, {sock, POLLIN, 0}};
-  int n = poll(p, sock >= 0 ? 2 : 1, timeout_ms);
-  int err = n < 0 ? -errno : 0;
-  capsa_ring_fastpath_disarm(fp);
-  if (err < 0) return err;
-  int ring = capsa_ring_poll(&fp->rx);
-  if (ring != 0) return ring < 0 ? ring : 1;
-  if (sock >= 0 && (p[1].revents & (POLLIN | POLLHUP | POLLERR))) return 2;
-  return 0;
 }
 
 void capsa_ring_fastpath_close(capsa_ring_fastpath_t *fp) {

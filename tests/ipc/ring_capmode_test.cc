@@ -2,9 +2,11 @@
 // mmap), futex sleeps and wake-ups, doorbell polls all keep working, while an
 // executable mapping of the shared region is refused.
 #include <errno.h>
+#include <linux/futex.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,13 +21,24 @@ namespace {
 
 constexpr size_t kCap = 16384;
 
-// Echoes every fast-path record back, sleeping on the futex between them.
+constexpr int kFutexRounds = 20;
+
+// Echoes every fast-path record back. For the first kFutexRounds it first
+// waits (bounded) until the peer announced sleeping on the futex, so that
+// those replies must go through FUTEX_WAIT / FUTEX_WAKE in capability mode.
 [[noreturn]] void Echo(capsa_ring_fastpath_t *host) {
   uint8_t buf[CAPSA_RING_MAX_MESSAGE];
-  for (;;) {
+  volatile uint32_t *peer_sleeping =
+      (volatile uint32_t *)((uint8_t *)host->tx_region.base +
+                            CAPSA_RING_OFF_CONSUMER_SLEEPING);
+  for (int round = 0;; round++) {
     uint32_t kind;
     int n = capsa_ring_read(&host->rx, buf, sizeof buf, &kind, -1);
     if (n < 0) _exit(2);
+    for (int i = 0; round < kFutexRounds && i < 5000 &&
+                    *peer_sleeping != CAPSA_RING_SLEEP_FUTEX;
+         i++)
+      usleep(1000);
     if (capsa_ring_write(&host->tx, kind, buf, (size_t)n, 5000) != 0) _exit(3);
   }
 }
@@ -54,6 +67,15 @@ TEST(RingCapmode, RoundTripsInsideCapabilityMode) {
                                fds.fd[CAPSA_RFP_TO_PEER], 0));
     EXPECT_EQ(ECAPMODE, errno);
 
+    // The futex itself is allowed: a shared (not private) FUTEX_WAIT on a
+    // word that moved answers EAGAIN, not ECAPMODE; FUTEX_WAKE answers 0.
+    uint32_t word = 7;
+    errno = 0;
+    EXPECT_EQ(-1,
+              syscall(SYS_futex, &word, FUTEX_WAIT, 8, nullptr, nullptr, 0));
+    EXPECT_EQ(EAGAIN, errno);
+    EXPECT_EQ(0, syscall(SYS_futex, &word, FUTEX_WAKE, 1, nullptr, nullptr, 0));
+
     capsa_ring_fastpath_t peer;
     ASSERT_EQ(0, capsa_ring_fastpath_attach(&peer, kCap, &fds));
     // Futex path: no spinning, so every reply is waited for in FUTEX_WAIT.
@@ -72,13 +94,14 @@ TEST(RingCapmode, RoundTripsInsideCapabilityMode) {
     capsa_ring_fastpath_hook(&peer, &hook);
     for (int i = 0; i < 50; i++) {
       ASSERT_EQ(0, hook.send(hook.ctx, (const uint8_t *)&i, sizeof i));
-      ASSERT_EQ(1, hook.wait(hook.ctx, -1, 5000));
+      int w = hook.wait(hook.ctx, -1, 5000);
+      ASSERT_EQ(1, w) << capsa_strerror(w);
       int got = -1;
       ASSERT_EQ((ssize_t)sizeof got,
                 hook.recv(hook.ctx, (uint8_t *)&got, sizeof got));
       ASSERT_EQ(i, got);
     }
-    EXPECT_GT(peer.rx.stats.sleeps, 0u);
+    EXPECT_GE(peer.rx.stats.sleeps, (uint64_t)kFutexRounds);
     capsa_ring_fastpath_close(&peer);
     _exit(::testing::Test::HasFailure() ? 1 : 0);  // LeakSanitizer-free exit
   });
