@@ -363,16 +363,19 @@ int capsa_capmode_policy_compile(capsa_capmode_policy *p) {
 
 // --- enter ---
 
+static void say(const char *s) {
+  ssize_t unused = write(STDERR_FILENO, s, strlen(s));
+  (void)unused;
+}
+
 static void fatal(const char *what, int err) {
   // Past the point of no return: a half-entered sandbox must not run on.
-  char msg[160];
-  int n = snprintf(msg, sizeof(msg),
-                   "capsa: entering capability mode failed at %s: %s\n", what,
-                   capsa_strerror(err));
-  if (n > 0) {
-    ssize_t unused = write(STDERR_FILENO, msg, (size_t)n);
-    (void)unused;
-  }
+  // Only write(2) here: this may run in a freshly forked child.
+  say("capsa: entering capability mode failed at ");
+  say(what);
+  say(": ");
+  say(capsa_errno_name(err) ? capsa_errno_name(err) : "unknown error");
+  say("\n");
   _exit(127);
 }
 

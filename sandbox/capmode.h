@@ -7,8 +7,8 @@
 //
 //   // A launcher: compile once in the parent, enter cheaply in each child.
 //   capsa_capmode_policy *p = capsa_capmode_policy_new();
-//   capsa_capmode_policy_allow_name(p, "sched_getparam", NULL, 0,
-//                                   "renderer: font thread priority");
+//   capsa_capmode_policy_allow_name(p, "sysinfo", NULL, 0,
+//                                   "renderer: memory pressure");
 //   if (capsa_capmode_policy_compile(p) < 0) ...;
 //   if (fork() == 0) {
 //     capsa_capmode_policy_enter(p);        // no allocation; _exit on failure

@@ -375,4 +375,22 @@ TEST(CapModeSelftest, EveryEscapeRefused) {
   EXPECT_EQ(0u, mode);  // the test process itself stayed outside
 }
 
+// Past the point of no return a failure is fatal, never a half-entered
+// process: here the Landlock ruleset descriptor the policy prepared is gone
+// when the child enters (no_new_privs is already set by then).
+TEST(CapModePolicy, FailureAfterPointOfNoReturnIsFatal) {
+  if (capsa_features_get()->landlock_abi < 1) GTEST_SKIP() << "no Landlock";
+  capsa_capmode_policy *p = capsa_capmode_policy_new();
+  ASSERT_NE(nullptr, p);
+  ASSERT_EQ(0, capsa_capmode_policy_compile(p));
+  capsa_test::ChildResult r = capsa_test::RunInChild([p] {
+    close_range(3, ~0U, 0);
+    capsa_capmode_policy_enter(p);
+    _exit(0);  // must not be reached
+  });
+  EXPECT_TRUE(r.exited) << r.Describe();
+  EXPECT_EQ(127, r.exit_code) << r.Describe();
+  capsa_capmode_policy_free(p);
+}
+
 }  // namespace
