@@ -8,8 +8,11 @@
 //   raw shm mailbox      one shared slot + futex, spinning (cross-CPU only):
 //                        the shared-memory floor
 //   capsa ring           ipc/ring.h: bounds-checked records, adaptive spin
-//   capsa fast path      ipc/ring_fastpath.h hook + codec (PING/PONG)
-//   capsa channel sock   ipc/loop.h request/response over the socket
+//   ring hook + codec    ipc/ring_fastpath.h hook + codec (PING/PONG), no
+//                        channel state machine
+//   capsa channel fast   ipc/loop.h request/response (capsa_rloop_call) on
+//                        both ends, with the ring fast path installed
+//   capsa channel sock   the same over the socket only
 // Messages/s of one-way 64-byte streams; bulk bytes through a shared region
 // (copy in, hand over, copy out: what a hostile-content reader must do)
 // against memcpy in one process.
@@ -328,7 +331,12 @@ static int fp_ping(void *c, const opts_t *o, uint64_t *s) {
   return o->iterations;
 }
 
-// ---- capsa channel, socket path (renderer loop on both ends) ------------
+// ---- capsa channel (renderer loop on both ends), socket or fast path -----
+
+typedef struct chan_ctx {
+  int sv[2];
+  ring_ctx_t *ring;  // NULL: socket path only
+} chan_ctx_t;
 
 static int chan_on_msg(capsa_rloop_t *l, capsa_msg_t *m) {
   if (m->type != CAPSA_MSG_PING) return 0;
@@ -338,25 +346,46 @@ static int chan_on_msg(capsa_rloop_t *l, capsa_msg_t *m) {
   return capsa_rloop_reply(l, m, &pong);
 }
 
+// The host's end (it answers pings); with a ring it uses the host side.
 static int chan_echo(void *c, const opts_t *o, uint64_t *s) {
-  sock_ctx_t *x = c;
+  chan_ctx_t *x = c;
   capsa_rloop_t l;
   capsa_rloop_options_t op = {CAPSA_PEER_RENDERER, 0, kTimeoutMs};
   if (capsa_rloop_init(&l, x->sv[1], chan_on_msg, &op) != 0) return -1;
+  if (x->ring) {
+    capsa_fastpath_t h;
+    ring_tune(x->ring, &x->ring->host.rx);
+    capsa_ring_fastpath_hook(&x->ring->host, &h);
+    if (capsa_rloop_set_fastpath(&l, &h) != 0) return -1;
+  }
   return capsa_rloop_run(&l);
 }
 
+// The renderer's end: hello, then ping requests.
 static int chan_ping(void *c, const opts_t *o, uint64_t *s) {
-  sock_ctx_t *x = c;
+  chan_ctx_t *x = c;
   capsa_rloop_t l;
   capsa_rloop_options_t op = {CAPSA_PEER_HOST, 0, kTimeoutMs};
+  capsa_ring_fastpath_t peer;
+  if (x->ring && capsa_ring_fastpath_attach(&peer, 65536, &x->ring->fds) != 0)
+    return -1;
+  if (x->ring) {
+    for (int i = 0; i < CAPSA_RFP_NFDS; i++) x->ring->fds.fd[i] = -1;
+    ring_tune(x->ring, &peer.rx);
+  }
   if (capsa_rloop_init(&l, x->sv[0], NULL, &op) != 0) return -1;
   x->sv[0] = -1;  // the loop owns it
+  int r = 0;
+  if (x->ring) {
+    capsa_fastpath_t h;
+    capsa_ring_fastpath_hook(&peer, &h);
+    r = capsa_rloop_set_fastpath(&l, &h);
+  }
   capsa_msg_t hello;
   capsa_msg_init(&hello, CAPSA_MSG_HELLO);
   hello.u.hello.protocol_version = CAPSA_IPC_VERSION;
   hello.u.hello.pid = getpid();
-  int r = capsa_rloop_send(&l, &hello);
+  if (r == 0) r = capsa_rloop_send(&l, &hello);
   uint8_t payload[kMsg] = {2};
   for (int i = -100; r == 0 && i < o->iterations; i++) {
     capsa_msg_t ping, pong;
@@ -368,6 +397,7 @@ static int chan_ping(void *c, const opts_t *o, uint64_t *s) {
     if (r == 0 && i >= 0) s[i] = now_ns() - t;
   }
   capsa_rloop_close(&l);
+  if (x->ring) capsa_ring_fastpath_close(&peer);
   return r == 0 ? o->iterations : -1;
 }
 
@@ -450,10 +480,18 @@ static double memcpy_gbps(int chunks) {
 
 // ---- driver --------------------------------------------------------------
 
-enum { kRtRawSock, kRtRawShm, kRtRing, kRtFast, kRtChan, kRtCount };
+enum {
+  kRtRawSock,
+  kRtRawShm,
+  kRtRing,
+  kRtFast,
+  kRtChanFast,
+  kRtChan,
+  kRtCount
+};
 static const char *const kRtName[kRtCount] = {
-    "raw socketpair", "raw shm mailbox", "capsa ring", "capsa fast path",
-    "capsa channel sock"};
+    "raw socketpair",    "raw shm mailbox",    "capsa ring",
+    "ring hook + codec", "capsa channel fast", "capsa channel sock"};
 
 typedef struct placement {
   const char *name;
@@ -503,14 +541,22 @@ static int measure(placement_t *p, opts_t o, int same_cpu, uint64_t *s) {
     if (k == 2) p->rt[kRtFast] = n > 0 ? summarize(s, n) : (rt_t){0};
     drop_ring(&rc);
   }
-  // capsa channel over its socket.
-  sock_ctx_t cc;
-  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cc.sv) < 0)
-    return -errno;
-  n = run_pair(&o, &cc, chan_echo, chan_ping, s);
-  p->rt[kRtChan] = n > 0 ? summarize(s, n) : (rt_t){0};
-  if (cc.sv[0] >= 0) close(cc.sv[0]);
-  close(cc.sv[1]);
+  // capsa channel: socket path, then with the ring fast path.
+  for (int k = 0; k < 2; k++) {
+    chan_ctx_t cc = {{-1, -1}, NULL};
+    ring_ctx_t rc;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cc.sv) < 0)
+      return -errno;
+    if (k == 1) {
+      if (fresh_ring(&rc, same_cpu) < 0) return -ENOMEM;
+      cc.ring = &rc;
+    }
+    n = run_pair(&o, &cc, chan_echo, chan_ping, s);
+    p->rt[k ? kRtChanFast : kRtChan] = n > 0 ? summarize(s, n) : (rt_t){0};
+    if (cc.sv[0] >= 0) close(cc.sv[0]);
+    close(cc.sv[1]);
+    if (k == 1) drop_ring(&rc);
+  }
   return 0;
 }
 
@@ -587,12 +633,14 @@ int capsa_bench_ipc(int argc, char **argv) {
           p->mps_sock, p->mps_ring);
       printf(
           "\"ratios\":{\"channel_sock_vs_raw_socketpair\":%.3f,"
-          "\"ring_vs_raw_shm\":%.3f,\"fast_path_vs_raw_shm\":%.3f,"
-          "\"fast_path_speedup_vs_channel_sock\":%.3f}}",
+          "\"ring_vs_raw_shm\":%.3f,\"channel_fast_vs_raw_shm\":%.3f,"
+          "\"channel_fast_vs_raw_socketpair\":%.3f,"
+          "\"channel_sock_vs_channel_fast\":%.3f}}",
           ratio(p->rt[kRtChan].med_us, p->rt[kRtRawSock].med_us),
           ratio(p->rt[kRtRing].med_us, p->rt[kRtRawShm].med_us),
-          ratio(p->rt[kRtFast].med_us, p->rt[kRtRawShm].med_us),
-          ratio(p->rt[kRtChan].med_us, p->rt[kRtFast].med_us));
+          ratio(p->rt[kRtChanFast].med_us, p->rt[kRtRawShm].med_us),
+          ratio(p->rt[kRtChanFast].med_us, p->rt[kRtRawSock].med_us),
+          ratio(p->rt[kRtChan].med_us, p->rt[kRtChanFast].med_us));
     }
     printf(
         "],\"bulk_gb_per_s\":{\"shm_region\":%.2f,\"memcpy\":%.2f,"
@@ -616,12 +664,13 @@ int capsa_bench_ipc(int argc, char **argv) {
     printf(
         "  ratios (median): channel sock / raw socketpair %.2fx, "
         "capsa ring / raw shm %.2fx,\n"
-        "                  fast path / raw shm %.2fx, "
-        "channel sock / fast path %.1fx\n",
+        "    channel fast / raw shm %.2fx, channel fast / raw socketpair "
+        "%.2fx,\n    channel sock / channel fast %.1fx (fast path speed-up)\n",
         ratio(p->rt[kRtChan].med_us, p->rt[kRtRawSock].med_us),
         ratio(p->rt[kRtRing].med_us, p->rt[kRtRawShm].med_us),
-        ratio(p->rt[kRtFast].med_us, p->rt[kRtRawShm].med_us),
-        ratio(p->rt[kRtChan].med_us, p->rt[kRtFast].med_us));
+        ratio(p->rt[kRtChanFast].med_us, p->rt[kRtRawShm].med_us),
+        ratio(p->rt[kRtChanFast].med_us, p->rt[kRtRawSock].med_us),
+        ratio(p->rt[kRtChan].med_us, p->rt[kRtChanFast].med_us));
     printf(
         "  one-way stream: raw socketpair %.0f msg/s, capsa ring %.0f "
         "msg/s (%.1fx)\n",
