@@ -362,4 +362,68 @@ TEST(RingFastpath, ChannelKeepsOrderAcrossRingAndSocket) {
   capsa_ring_fastpath_close(&host);
 }
 
+// A renderer that corrupts its ring is a bad message for the host channel:
+// reported once through on_error with -EBADMSG, never a crash or a hang.
+TEST(RingFastpath, CorruptRingIsABadMessageForTheChannel) {
+  int sp[2];
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));
+  capsa_ring_fastpath_t host, peer;
+  capsa_ring_fastpath_fds_t fds;
+  ASSERT_EQ(0, capsa_ring_fastpath_create(&host, 4096, &fds));
+  ASSERT_EQ(0, capsa_ring_fastpath_attach(&peer, 4096, &fds));
+  // The compromised renderer: a plausible record, then a tail far beyond
+  // anything it wrote, then the doorbell.
+  const char junk[16] = "not an envelope";
+  ASSERT_EQ(0, capsa_ring_write(&peer.tx, CAPSA_RFP_KIND, junk, 16, 0));
+  *(volatile uint32_t *)((uint8_t *)peer.tx_region.base + CAPSA_RING_OFF_TAIL) =
+      0x10000;
+  uint64_t one = 1;
+  ASSERT_EQ(8, write(peer.peer_bell, &one, sizeof one));
+
+  uv_loop_t loop;
+  ASSERT_EQ(0, uv_loop_init(&loop));
+  HostState st;
+  ASSERT_EQ(0, capsa_channel_init(&loop, &st.ch, sp[0], nullptr));
+  st.ch.data = &st;
+  capsa_fastpath_t hook;
+  capsa_ring_fastpath_hook(&host, &hook);
+  ASSERT_EQ(0, capsa_channel_set_fastpath(&st.ch, &hook));
+  ASSERT_EQ(0, capsa_ring_watch_init(&loop, &st.watch, &host));
+  st.watch.data = &st;
+  ASSERT_EQ(0, capsa_ring_watch_start(&st.watch, [](capsa_ring_watch_t *w) {
+              capsa_channel_poll_fastpath(&((HostState *)w->data)->ch);
+            }));
+  static int errors;
+  errors = 0;
+  ASSERT_EQ(0, capsa_channel_start(
+                   &st.ch,
+                   [](capsa_channel_t *ch, capsa_msg_t *) {
+                     ((HostState *)ch->data)->order.push_back(-1);
+                   },
+                   [](capsa_channel_t *ch, int err, const char *why) {
+                     HostState *s = (HostState *)ch->data;
+                     errors++;
+                     s->error = std::to_string(err);
+                     capsa_ring_watch_stop(&s->watch);
+                     capsa_channel_stop(ch);
+                   }));
+  uv_timer_t guard;
+  uv_timer_init(&loop, &guard);
+  uv_timer_start(
+      &guard, [](uv_timer_t *t) { uv_stop(t->loop); }, 10000, 0);
+  uv_unref((uv_handle_t *)&guard);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(std::to_string(-EBADMSG), st.error);
+  EXPECT_EQ(1, errors);
+  EXPECT_TRUE(st.order.empty());  // nothing was delivered
+  capsa_ring_watch_close(&st.watch, nullptr);
+  capsa_channel_close(&st.ch, nullptr);
+  uv_close((uv_handle_t *)&guard, nullptr);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(0, uv_loop_close(&loop));
+  close(sp[1]);
+  capsa_ring_fastpath_close(&peer);
+  capsa_ring_fastpath_close(&host);
+}
+
 }  // namespace
