@@ -16,8 +16,14 @@
 namespace capsa_workloads {
 
 inline std::string SourceRoot() {
-  // Tests run from the repo root (./dev, tests/run_tests.py) or from out/X.
   std::string probe;
+#ifdef CAPSA_WORKLOADS_SOURCE_ROOT
+  if (ReadFile(std::string(CAPSA_WORKLOADS_SOURCE_ROOT) +
+                   "/renderer/samples/page.md",
+               &probe))
+    return CAPSA_WORKLOADS_SOURCE_ROOT;
+#endif
+  // Tests run from the repo root (./dev) or from out/X (the runner).
   for (const char *root : {".", "../..", "../../.."}) {
     std::string r = root;
     if (ReadFile(r + "/renderer/samples/page.md", &probe)) return r;

@@ -97,6 +97,7 @@ class PageRender : public ::testing::Test {
 
 TEST_F(PageRender, SampleLooksLikeAPage) {
   std::string md = SampleMarkdown();
+  ASSERT_GT(md.size(), 1000u) << "renderer/samples/page.md not found";
   ASSERT_FALSE(md.empty());
   uint32_t h = 0;
   ASSERT_EQ(0, capsa_page_measure(page_, md.data(), md.size(), 800, &h));
@@ -163,6 +164,7 @@ TEST_F(PageRender, WrappingRespectsWidth) {
 
 TEST_F(PageRender, TruncationReported) {
   std::string md = SampleMarkdown();
+  ASSERT_GT(md.size(), 1000u) << "renderer/samples/page.md not found";
   Frame fr(800, 300);
   capsa_page_result res;
   ASSERT_EQ(0, capsa_page_render(page_, md.data(), md.size(), &fr.frame, &res));
@@ -186,6 +188,7 @@ TEST_F(PageRender, GrayFrameAndPaddedStride) {
   uint8_t *px = m + (maplen - page - size);
   capsa_frame fr = {px, size, w, h, stride, CAPSA_FRAME_GRAY8};
   std::string md = SampleMarkdown();
+  ASSERT_GT(md.size(), 1000u) << "renderer/samples/page.md not found";
   capsa_page_result res;
   ASSERT_EQ(0, capsa_page_render(page_, md.data(), md.size(), &fr, &res));
   EXPECT_TRUE(res.truncated);
