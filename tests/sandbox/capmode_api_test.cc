@@ -2,10 +2,12 @@
 // policy object, reports, violation tracing.
 #include <fcntl.h>
 #include <linux/seccomp.h>
+#include <netinet/in.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
@@ -391,6 +393,69 @@ TEST(CapModePolicy, FailureAfterPointOfNoReturnIsFatal) {
   EXPECT_TRUE(r.exited) << r.Describe();
   EXPECT_EQ(127, r.exit_code) << r.Describe();
   capsa_capmode_policy_free(p);
+}
+
+TEST(SeccompBpf, CompileInstallAndErrors) {
+  struct capsa_bpf bpf = {nullptr, 0};
+  EXPECT_EQ(-EINVAL, capsa_bpf_compile(nullptr, &bpf));
+  EXPECT_EQ(-EINVAL, capsa_bpf_install(nullptr, 0));
+  EXPECT_EQ(-EINVAL, capsa_bpf_install(&bpf, 0));
+  EXPECT_EQ(-EINVAL, capsa_bpf_copy(&bpf, &bpf));
+  capsa_bpf_free(nullptr);
+  if (!capsa_features_get()->seccomp_filter) GTEST_SKIP() << "no seccomp";
+  CAPSA_EXPECT_CHILD_OK(([] {
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    ASSERT_NE(nullptr, ctx);
+    ASSERT_EQ(
+        0, seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOTCAPABLE), SCMP_SYS(dup), 1,
+                            SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffff, 0)));
+    struct capsa_bpf b;
+    ASSERT_EQ(0, capsa_bpf_compile(ctx, &b));
+    seccomp_release(ctx);
+    struct capsa_bpf copy;
+    ASSERT_EQ(0, capsa_bpf_copy(&b, &copy));
+    EXPECT_EQ(b.len, copy.len);
+    EXPECT_EQ(0, memcmp(b.insns, copy.insns, b.len * sizeof(*b.insns)));
+    capsa_bpf_free(&copy);
+    EXPECT_EQ(nullptr, copy.insns);
+    // Without no_new_privs only CAP_SYS_ADMIN may install a filter.
+    if (geteuid() != 0) {
+      EXPECT_EQ(-EACCES, capsa_bpf_install(&b, 0));
+    }
+    ASSERT_EQ(0, capsa_nnp_set());
+    ASSERT_EQ(0, capsa_bpf_install(&b, SECCOMP_FILTER_FLAG_TSYNC));
+    EXPECT_ERRNO(ENOTCAPABLE, dup(0));
+    int d = dup(1);
+    EXPECT_LE(0, d);
+    capsa_bpf_free(&b);
+  }));
+}
+
+// Each Landlock layer on its own (seccomp left out): TCP bind/connect (ABI
+// 4) answer EACCES, signals outside the sandbox (ABI 6) EPERM.
+TEST(CapModeLandlock, SecondLayerWithoutSeccomp) {
+  CAPSA_EXPECT_CHILD_OK(([] {
+    REQUIRE_LANDLOCK(4);
+    capsa_capmode_policy *p = capsa_capmode_policy_new();
+    ASSERT_NE(nullptr, p);
+    ASSERT_EQ(0, capsa_capmode_policy_disable_layer(p, CAPSA_LAYER_SECCOMP));
+    ASSERT_EQ(0, capsa_capmode_policy_compile(p));
+    ASSERT_EQ(0, capsa_capmode_policy_enter(p));
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_LE(0, s);  // seccomp would have refused this; Landlock does not
+    struct sockaddr_in in = {};
+    in.sin_family = AF_INET;
+    in.sin_port = htons(1);
+    in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_ERRNO(EACCES, connect(s, (struct sockaddr *)&in, sizeof(in)));
+    in.sin_port = htons(0);
+    EXPECT_ERRNO(EACCES, bind(s, (struct sockaddr *)&in, sizeof(in)));
+    if (capsa_features_get()->landlock_abi >= 6) {
+      EXPECT_ERRNO(EPERM, kill(getppid(), 0));
+      EXPECT_OK(kill(getpid(), 0));
+    }
+    capsa_capmode_policy_free(p);
+  }));
 }
 
 }  // namespace
