@@ -285,6 +285,8 @@ const struct capsa__capmode_row capsa__capmode_table[] = {
     ALLOW("getgroups", "credentials, read only"),
     ALLOW("capget", "credentials, read only"),
     ALLOW("getpgrp", "self"),
+    ALLOW("setsid", "detach from a controlling terminal (no TIOCSTI target)"),
+    ALLOW_IF("setpgid", "own process into its own group", M32(0, 0), M32(1, 0)),
     ALLOW_IF("getpgid", "self", M32(0, 0)),
     ALLOW_IF("getsid", "self", M32(0, 0)),
     ALLOW("umask", "FreeBSD allows it"),
