@@ -418,6 +418,25 @@ int capsa_capmode_policy_enter(const capsa_capmode_policy *p) {
 static pthread_mutex_t g_enter_lock = PTHREAD_MUTEX_INITIALIZER;
 static capsa_capmode_policy *g_entered;
 
+// Landlock (ABI <= 7) restricts only the calling thread; seccomp reaches
+// the others through TSYNC. Say so rather than leave it unnoticed.
+static void warn_if_threads(const capsa_capmode_policy *p) {
+  if (p->ruleset_fd < 0) return;
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return;
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (e->d_name[0] != '.') n++;
+  closedir(d);
+  if (n > 1)
+    fprintf(stderr,
+            "capsa: cap_enter() with %d threads: Landlock confines only the "
+            "calling thread (seccomp confines all); enter before creating "
+            "threads\n",
+            n);
+}
+
 int capsa_cap_enter(void) {
   pthread_mutex_lock(&g_enter_lock);
   unsigned mode = 0;
@@ -428,6 +447,7 @@ int capsa_cap_enter(void) {
     if (!p) rc = -ENOMEM;
     if (rc == 0) rc = capsa_capmode_policy_allow_held_dirs(p);
     if (rc == 0) rc = capsa_capmode_policy_compile(p);
+    if (rc == 0) warn_if_threads(p);
     if (rc == 0) rc = capsa_capmode_policy_enter(p);
     if (rc == 0) {
       // The process now lives in this policy: the tracing handler reads its

@@ -173,7 +173,20 @@ TEST(CapModeWorks, ExistingThreadFollows) {
                        return nullptr;
                      },
                      nullptr));
-    ENTER_CAPMODE();
+    // The Landlock gap for threads that already exist is reported.
+    int err_pipe[2];
+    ASSERT_EQ(0, pipe2(err_pipe, O_NONBLOCK));
+    int saved = dup(2);
+    ASSERT_EQ(2, dup2(err_pipe[1], 2));
+    int rc = capsa_cap_enter();
+    dup2(saved, 2);
+    ASSERT_EQ(0, rc);
+    char msg[256] = {0};
+    if (capsa_features_get()->landlock_abi > 0) {
+      EXPECT_LT(0, read(err_pipe[0], msg, sizeof(msg) - 1));
+      EXPECT_NE(nullptr, strstr(msg, "Landlock confines only the calling"))
+          << msg;
+    }
     stage.store(1);
     ASSERT_EQ(0, pthread_join(t, nullptr));
     EXPECT_EQ(-1, result[0]);
