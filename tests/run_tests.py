@@ -93,6 +93,42 @@ def prepare_unprivileged_copy(binary, tmp):
     return dst
 
 
+def run_fuzzers(out_dir, counts, failures):
+    """Runs each libFuzzer target of OUT_DIR/fuzzers.manifest (written by
+    tests/fuzz/BUILD.gn) for its few seconds, from its seed corpus; new inputs
+    go to a temporary directory, never into the tree. Each counts as one test."""
+    path = os.path.join(out_dir, "fuzzers.manifest")
+    if not os.path.exists(path):
+        return
+    config = os.path.basename(os.path.normpath(out_dir))
+    with open(path) as f:
+        entries = [l.split() for l in f if len(l.split()) == 3]
+    for binary, corpus, seconds in entries:
+        binary = os.path.abspath(os.path.join(out_dir, binary))
+        corpus = os.path.abspath(os.path.join(out_dir, corpus))
+        label = "%s/%s (fuzz %ss)" % (config, os.path.basename(binary), seconds)
+        with tempfile.TemporaryDirectory(prefix="capsa-fuzz-") as work:
+            cmd = [binary, "-max_total_time=%s" % seconds, "-timeout=10",
+                   "-print_final_stats=0", work, corpus]
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True,
+                                   errors="replace", cwd=work,
+                                   timeout=int(seconds) + 60,
+                                   stdin=subprocess.DEVNULL)
+                ok, output = p.returncode == 0, p.stdout + p.stderr
+            except (OSError, subprocess.TimeoutExpired) as e:
+                ok, output = False, str(e)
+        runs = [l for l in output.splitlines() if l.startswith("Done ")]
+        if ok:
+            counts["passed"] += 1
+            print("[runner] %-45s passed: %s" % (label, runs[-1] if runs else ""))
+        else:
+            counts["failed"] += 1
+            failures.append(label)
+            print("---- FAILED %s ----\n%s\n---- end ----" % (label, output[-4000:]))
+        sys.stdout.flush()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--jobs", type=int, default=2)
@@ -157,6 +193,8 @@ def main():
                     print("[runner] %-45s %d passed, %d failed, %d skipped" %
                           (label, local["passed"], local["failed"], local["skipped"]))
                     sys.stdout.flush()
+            if not args.filter:
+                run_fuzzers(out_dir, counts, failures)
     finally:
         shutil.rmtree(unpriv_tmp, ignore_errors=True)
 
