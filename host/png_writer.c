@@ -9,6 +9,14 @@
 #include <stdbool.h>
 #include <unistd.h>
 
+// Compression settings (overridable for measurements).
+#ifndef CAPSA_PNG_ZLEVEL
+#define CAPSA_PNG_ZLEVEL 3
+#endif
+#ifndef CAPSA_PNG_FILTERS
+#define CAPSA_PNG_FILTERS PNG_FILTER_NONE
+#endif
+
 static size_t bytes_per_pixel(enum capsa_png_format f) {
   switch (f) {
     case CAPSA_PNG_RGBA8:
@@ -108,6 +116,12 @@ static int write_png(const struct capsa_png_image *img, struct png_sink *sink) {
   if (img->format == CAPSA_PNG_RGB8) color = PNG_COLOR_TYPE_RGB;
   png_set_IHDR(png, info, img->width, img->height, 8, color, PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  // Pages are flat colour plus antialiased text, where row filters do not
+  // pay: measured on the 800x1240 sample page, libpng's defaults (zlib 6,
+  // adaptive filters) took ~80 ms for 140 KB; zlib 3 unfiltered ~34 ms for
+  // 123 KB.
+  png_set_compression_level(png, CAPSA_PNG_ZLEVEL);
+  png_set_filter(png, PNG_FILTER_TYPE_BASE, CAPSA_PNG_FILTERS);
   png_write_info(png, info);
   // RGB8: the rows in memory are RGBA; libpng strips the fourth byte.
   if (img->format == CAPSA_PNG_RGB8) png_set_filler(png, 0, PNG_FILLER_AFTER);
