@@ -148,7 +148,11 @@ static void on_exit_poll(uv_poll_t *p, int status, int events) {
   }
   uv_poll_stop(p);
   if (!r->kill_reason) {
-    if (si.si_code == CLD_EXITED) {
+    if (si.si_code == CLD_EXITED && si.si_status == CAPSA__EXIT_CPU_LIMIT &&
+        r->h->kinds[r->kind].limit_cpu_seconds) {
+      emit_simple(r, CAPSA_EV_LIMIT, si.si_status, SIGXCPU,
+                  "cpu time (RLIMIT_CPU)");
+    } else if (si.si_code == CLD_EXITED) {
       emit_simple(r, CAPSA_EV_EXITED, si.si_status, 0, NULL);
       if (si.si_status == 0) r->no_restart = true;
     } else if (si.si_status == SIGXCPU) {

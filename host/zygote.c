@@ -68,12 +68,20 @@ static void set_limit(int resource, rlim_t v) {
   if (setrlimit(resource, &rl) < 0) _exit(125);
 }
 
+// A renderer is pid 1 of its pid namespace, and pid 1 ignores SIGXCPU's
+// default action: exit with a code the host reports as the CPU limit.
+static void on_sigxcpu(int sig) {
+  (void)sig;
+  _exit(CAPSA__EXIT_CPU_LIMIT);
+}
+
 // In a freshly forked renderer: limits, capability mode, then main. Never
 // returns.
 static void renderer_start(unsigned k, bool pid_ns) {
   const struct capsa__zygote_kind *kind = &g_kinds[k];
   set_limit(RLIMIT_AS, kind->limit_as);
   set_limit(RLIMIT_CPU, kind->limit_cpu);
+  if (kind->limit_cpu) signal(SIGXCPU, on_sigxcpu);
   set_limit(RLIMIT_NOFILE, kind->limit_nofile);
   set_limit(RLIMIT_NPROC, kind->limit_nproc);
   static char detail[512];
@@ -197,7 +205,10 @@ int capsa__zygote_start(capsa__zygote *z,
   }
   int err = capsa_ns_policy_set_namespaces(p, ns_wanted & ~CAPSA_NAMESPACE_PID,
                                            ns_required & ~CAPSA_NAMESPACE_PID);
-  if (err == 0) err = capsa_ns_policy_set_empty_root(p, empty_root, empty_root);
+  // The empty root needs the mount namespace; it is required when that is.
+  if (err == 0 && (ns_wanted & CAPSA_NAMESPACE_MOUNT))
+    err = capsa_ns_policy_set_empty_root(
+        p, empty_root, empty_root && (ns_required & CAPSA_NAMESPACE_MOUNT));
   if (err == 0) err = capsa_ns_policy_keep_fd(p, sv[1], CTRL_FD);
   if (err == 0 && stderr_fd >= 0)
     err = capsa_ns_policy_keep_fd(p, stderr_fd, 2);

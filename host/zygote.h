@@ -41,6 +41,9 @@ extern "C" {
 
 #define CAPSA__ZYGOTE_MAX_KINDS 16
 
+// Exit code of a renderer that reached its RLIMIT_CPU soft limit.
+#define CAPSA__EXIT_CPU_LIMIT 152
+
 // A renderer's entry point, run after capability mode. `sandbox` (valid
 // for the process's life) is what the launcher did, to report in HELLO.
 typedef int (*capsa__renderer_main_fn)(int channel_fd,

@@ -123,3 +123,7 @@ void *capsa_rctx_data(capsa_rctx_t *r) {
 const capsa_sandbox_report_t *capsa_rctx_sandbox(capsa_rctx_t *r) {
   return r ? &r->sandbox : NULL;
 }
+
+const char *capsa_rctx_last_error(capsa_rctx_t *r) {
+  return r ? r->loop.reason : "";
+}

@@ -67,6 +67,8 @@ int capsa_rctx_call(capsa_rctx_t *r, capsa_msg_t *msg, int timeout_ms,
 int capsa_rctx_log(capsa_rctx_t *r, unsigned level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void *capsa_rctx_data(capsa_rctx_t *r);
+// Why the last call failed with -EBADMSG (the loop's reason), "" otherwise.
+const char *capsa_rctx_last_error(capsa_rctx_t *r);
 const capsa_sandbox_report_t *capsa_rctx_sandbox(capsa_rctx_t *r);
 
 #ifdef __cplusplus

@@ -33,7 +33,10 @@ void Fetch(capsa_rctx_t *r, const std::string &url) {
   req.u.resource_request.url = url.c_str();
   int err = capsa_rctx_call(r, &req, 5000, &rep);
   if (err < 0) {
-    capsa_rctx_log(r, CAPSA_LOG_ERROR, "%s call=%d", url.c_str(), err);
+    fprintf(stderr, "renderer: %s call=%d %s\n", url.c_str(), err,
+            capsa_rctx_last_error(r));
+    capsa_rctx_log(r, CAPSA_LOG_ERROR, "%s call=%d %s", url.c_str(), err,
+                   capsa_rctx_last_error(r));
     return;
   }
   int status = rep.u.resource_response.status;
@@ -67,6 +70,8 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
   if (m->type != CAPSA_MSG_LOAD_CONTENT) return -EPROTO;
   std::string cmd = Content(m);
   if (cmd == "crash") {
+    // Default action (a sanitizer's handler would turn it into an exit).
+    signal(SIGSEGV, SIG_DFL);
     *(volatile int *)nullptr = 1;
   } else if (cmd == "hang") {
     for (;;) pause();
@@ -93,6 +98,21 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
 
 const capsa_renderer_handlers_t kTestHandlers = {"test", nullptr, OnTestMessage,
                                                  nullptr};
+
+// Broker requests are made from on_start: the renderer loop does not yet
+// allow a call from inside a message handler (ipc/loop.c re-delivers the
+// message being handled; see the report).
+int FetchAll(capsa_rctx_t *r) {
+  std::string urls = static_cast<const char *>(capsa_rctx_data(r));
+  size_t pos = 0;
+  while (pos < urls.size()) {
+    size_t bar = urls.find('|', pos);
+    if (bar == std::string::npos) bar = urls.size();
+    Fetch(r, urls.substr(pos, bar - pos));
+    pos = bar + 1;
+  }
+  return 0;
+}
 
 // A renderer that skips capability mode entirely (talks the protocol, but is
 // not sandboxed): the host must refuse it.
@@ -158,16 +178,17 @@ void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
     f->ready_reports[ev->renderer] = *ev->sandbox;
     f->ready_reports[ev->renderer].detail = nullptr;
     f->checks[ev->renderer] = *ev->check;
+  }
+  // Commands go one at a time: the next after the renderer's log line for
+  // the previous (or after READY for the first).
+  if (ev->type == CAPSA_EV_READY || ev->type == CAPSA_EV_LOG) {
     auto it = f->sends.find(ev->renderer);
-    if (it != f->sends.end()) {
-      std::string cmds = it->second;
-      size_t pos = 0;
-      while (pos <= cmds.size()) {
-        size_t nl = cmds.find('|', pos);
-        if (nl == std::string::npos) nl = cmds.size();
-        Send(ev->renderer, cmds.substr(pos, nl - pos));
-        pos = nl + 1;
-      }
+    if (it != f->sends.end() && !it->second.empty()) {
+      std::string &cmds = it->second;
+      size_t bar = cmds.find('|');
+      std::string first = cmds.substr(0, bar);
+      cmds = bar == std::string::npos ? "" : cmds.substr(bar + 1);
+      Send(ev->renderer, first);
     }
   }
   if (ev->type == CAPSA_EV_SANDBOX_REFUSED)
@@ -247,7 +268,8 @@ class HostTest : public ::testing::Test {
     std::string s;
     for (auto &e : f_.events)
       s += std::string(capsa_host_event_name(e.type)) + "[" +
-           std::to_string(e.renderer_index) + "](" + e.text + ") ";
+           std::to_string(e.renderer_index) + "](" + e.text + " " +
+           std::to_string(e.status) + ") ";
     return s;
   }
 
@@ -344,8 +366,16 @@ TEST_F(HostTest, CrashIsReportedAndRestartedWithoutTouchingOthers) {
   ASSERT_EQ(0, capsa_host_start(&f_.host));
   Spawn(crashy, "crash");
   capsa_renderer_t *other = Spawn(calm);
-  // The first crash restarts it; the restarted one crashes too (same
-  // commands on READY) and is then closed.
+  // The first crash restarts it; crashing the restarted one too exhausts
+  // max_restarts and closes it.
+  auto readies = [&] {
+    int n = 0;
+    for (auto &e : f_.events)
+      if (e.type == CAPSA_EV_READY && e.renderer_index == 0) n++;
+    return n;
+  };
+  ASSERT_TRUE(RunUntil([&] { return readies() == 2; }, 10000)) << Dump();
+  Send(f_.renderers[0], "crash");
   ASSERT_TRUE(RunUntil([&] { return f_.closed == 1; }, 10000)) << Dump();
   int crashes = 0;
   for (auto &e : f_.events)
@@ -355,8 +385,8 @@ TEST_F(HostTest, CrashIsReportedAndRestartedWithoutTouchingOthers) {
     }
   EXPECT_EQ(2, crashes) << Dump();
   EXPECT_TRUE(Saw(CAPSA_EV_RESTARTED)) << Dump();
-  EXPECT_EQ(1u, capsa_renderer_restarts(f_.renderers[0]) + 0 * 0);
   // The other renderer still answers.
+  ASSERT_TRUE(RunUntil([&] { return Saw(CAPSA_EV_READY, 1); }, 5000));
   Send(other, "still here");
   ASSERT_TRUE(RunUntil([&] { return !Logs(1).empty(); }, 5000)) << Dump();
   EXPECT_EQ("echo still here", Logs(1)[0]);
@@ -436,15 +466,21 @@ int g_dirfd = -1;
 
 TEST_F(BrokerTest, FileOpenAllowedBeneathRootOnlyAndReadOnly) {
   g_dirfd = dirfd_;
-  int k = Kind("reader",
-               [](capsa_kind_options_t *o) { o->resource_dir_fd = g_dirfd; });
-  int nodir = Kind("nodir");
+  static const capsa_renderer_handlers_t reader = {
+      "reader", FetchAll, OnTestMessage,
+      (void *)"file:a.txt|file:../etc/passwd|file:/etc/passwd|file:link|"
+              "file:fifo|file:missing|font:regular|dns:localhost|gopher:x"};
+  static const capsa_renderer_handlers_t nodir_h = {
+      "nodir", FetchAll, OnTestMessage, (void *)"file:a.txt"};
+  int k = Kind("reader", [](capsa_kind_options_t *o) {
+    o->resource_dir_fd = g_dirfd;
+    o->arg = (void *)&reader;
+  });
+  int nodir =
+      Kind("nodir", [](capsa_kind_options_t *o) { o->arg = (void *)&nodir_h; });
   ASSERT_EQ(0, capsa_host_start(&f_.host));
-  Spawn(k,
-        "fetch file:a.txt|fetch file:../etc/passwd|fetch file:/etc/passwd|"
-        "fetch file:link|fetch file:fifo|fetch file:missing|fetch font:regular"
-        "|fetch dns:localhost|fetch gopher:x");
-  Spawn(nodir, "fetch file:a.txt");
+  Spawn(k);
+  Spawn(nodir);
   ASSERT_TRUE(
       RunUntil([&] { return Logs(0).size() >= 9 && !Logs(1).empty(); }, 10000))
       << Dump();
@@ -467,12 +503,16 @@ TEST_F(BrokerTest, FontsAndNameResolutionWhenAllowed) {
   const char *font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
   if (access(font, R_OK) != 0) GTEST_SKIP() << "no DejaVu font";
   opts_.font_regular = font;
+  static const capsa_renderer_handlers_t fonts_h = {
+      "fonts", FetchAll, OnTestMessage,
+      (void *)"font:regular|font:mono|dns:localhost"};
   int k = Kind("fonts", [](capsa_kind_options_t *o) {
     o->allow_fonts = true;
     o->allow_dns = true;
+    o->arg = (void *)&fonts_h;
   });
   ASSERT_EQ(0, capsa_host_start(&f_.host));
-  Spawn(k, "fetch font:regular|fetch font:mono|fetch dns:localhost");
+  Spawn(k);
   ASSERT_TRUE(RunUntil([&] { return Logs().size() >= 3; }, 10000)) << Dump();
   std::vector<std::string> l = Logs();
   // TrueType magic 00 01 00 00: the body starts with a NUL, so it prints
