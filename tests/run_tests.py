@@ -109,7 +109,9 @@ def run_fuzzers(out_dir, counts, failures):
         label = "%s/%s (fuzz %ss)" % (config, os.path.basename(binary), seconds)
         with tempfile.TemporaryDirectory(prefix="capsa-fuzz-") as work:
             cmd = [binary, "-max_total_time=%s" % seconds, "-timeout=10",
-                   "-print_final_stats=0", work, corpus]
+                   "-print_final_stats=0", work]
+            if os.path.isdir(corpus):  # seed corpus, read only
+                cmd.append(corpus)
             try:
                 p = subprocess.run(cmd, capture_output=True, text=True,
                                    errors="replace", cwd=work,
