@@ -118,16 +118,21 @@ static int check(capsa_ring_t *r, uint32_t need, uint32_t *word_seen) {
 }
 
 // Spins up to the current budget; adapts the budget: doubles it (to the
-// maximum) when spinning paid off, halves it (to the minimum) when not.
+// maximum) when spinning paid off, halves it (to the minimum) when not. At 0,
+// every CAPSA_RING_PROBE_EVERY-th wait probes with a short spin.
 static int spin(capsa_ring_t *r, uint32_t need) {
-  uint32_t seen;
-  for (uint32_t i = 0; i < r->spin; i++) {
+  uint32_t seen, budget = r->spin;
+  r->waits++;
+  if (budget == 0 && r->spin_max > 0 && r->waits % CAPSA_RING_PROBE_EVERY == 0)
+    budget = CAPSA_RING_SPIN_PROBE < r->spin_max ? CAPSA_RING_SPIN_PROBE
+                                                 : r->spin_max;
+  for (uint32_t i = 0; i < budget; i++) {
     cpu_relax();
     int c = check(r, need, &seen);
     if (c > 0) {
       r->stats.spin_hits++;
-      uint32_t grown = r->spin * 2;
-      r->spin = grown > r->spin_max || grown < r->spin ? r->spin_max : grown;
+      uint32_t grown = budget * 2;
+      r->spin = grown > r->spin_max || grown < budget ? r->spin_max : grown;
     }
     if (c != 0) return c;
   }

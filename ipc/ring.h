@@ -29,8 +29,10 @@
 // sleeping and FUTEX_WAIT on the peer's index word; the other side issues
 // FUTEX_WAKE only when it sees that announcement, so the fast case makes no
 // system call at all. The budget adapts: it doubles (to the maximum) after a
-// wait that spinning satisfied and halves (to the minimum) after one that had
-// to sleep, so an idle or same-core peer stops costing spins. Futexes are
+// wait that spinning satisfied and halves (to the minimum, 0 by default) after
+// one that had to sleep, so an idle or same-CPU peer (which cannot run while
+// we spin) stops costing spins; at 0, an occasional short probe spin finds
+// out when spinning pays again. Futexes are
 // shared (no FUTEX_PRIVATE_FLAG) on a MAP_SHARED mapping, so they work across
 // processes and inside capability mode.
 //
@@ -75,8 +77,12 @@ extern "C" {
 // Bytes a record of `len` payload bytes takes in the data area.
 #define CAPSA_RING_RECORD_SIZE(len) (8u + (((uint32_t)(len) + 7u) & ~7u))
 // Default spin budget bounds (pause iterations, ~30-40 ns each here).
-#define CAPSA_RING_SPIN_MIN 64u
+#define CAPSA_RING_SPIN_MIN 0u
 #define CAPSA_RING_SPIN_MAX 20000u
+// Once the budget has fallen to 0, one wait in CAPSA_RING_PROBE_EVERY spins
+// this much to find out whether spinning pays again.
+#define CAPSA_RING_SPIN_PROBE 256u
+#define CAPSA_RING_PROBE_EVERY 32u
 
 typedef enum capsa_ring_role {
   CAPSA_RING_PRODUCER = 1,
@@ -108,7 +114,8 @@ typedef struct capsa_ring {
   capsa_ring_role_t role;
   bool broken;  // sticky: the peer corrupted the ring
   uint32_t spin, spin_min, spin_max;
-  int doorbell;  // producer: descriptor to ring, borrowed; -1 if none
+  uint32_t waits;  // counts waits, for the probes
+  int doorbell;    // producer: descriptor to ring, borrowed; -1 if none
   capsa_ring_stats_t stats;
 } capsa_ring_t;
 

@@ -40,7 +40,9 @@
 #include "ipc/ring_fastpath.h"
 #include "ipc/shm.h"
 
-static const char kUsage[] = "[--json] [--iterations N]";
+static const char kUsage[] = "[--json] [--iterations N] [--no-adaptive]";
+
+static int g_fixed_spin;  // --no-adaptive
 
 enum { kMsg = 64, kTimeoutMs = 5000, kRawSpin = 20000 };
 
@@ -214,8 +216,10 @@ typedef struct ring_ctx {
 } ring_ctx_t;
 
 static void ring_tune(ring_ctx_t *x, capsa_ring_t *r) {
-  // Spinning cannot help a peer that needs our CPU to run.
-  if (x->same_cpu) capsa_ring_set_spin(r, 0, 0);
+  // capsa's rings run with their default adaptive spinning (which must find
+  // out by itself that spinning cannot help a peer on our own CPU); only
+  // --no-adaptive pins the spin budget like the raw baseline's.
+  if (x->same_cpu && g_fixed_spin) capsa_ring_set_spin(r, 0, 0);
 }
 
 static int ring_echo(void *c, const opts_t *o, uint64_t *s) {
@@ -577,6 +581,8 @@ int capsa_bench_ipc(int argc, char **argv) {
         return capsa_cli_usage_error("bench ipc", kUsage, "bad --iterations",
                                      argv[i]);
       o.iterations = (int)v;
+    } else if (strcmp(argv[i], "--no-adaptive") == 0) {
+      g_fixed_spin = 1;
     } else if (strcmp(argv[i], "--help") == 0) {
       printf("usage: capsa bench ipc %s\n", kUsage);
       return 0;

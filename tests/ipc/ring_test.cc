@@ -210,6 +210,24 @@ TEST(Ring, WaitsAreBounded) {
   EXPECT_EQ(-ETIMEDOUT, capsa_ring_write(&r.tx, 1, "x", 1, 30));
 }
 
+// Adaptive spinning: a peer that never answers while we spin (idle, or on
+// our own CPU) drives the budget down to nothing, so waiting stops burning
+// CPU; a record that is already there costs no spin at all.
+TEST(Ring, SpinBudgetDecaysWhenSpinningNeverPays) {
+  Ring r;
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "one CPU: no spin";
+  EXPECT_EQ(CAPSA_RING_SPIN_MAX, r.rx.spin);
+  char buf[8];
+  uint32_t kind;
+  for (int i = 0; i < 20; i++)
+    ASSERT_EQ(-ETIMEDOUT, capsa_ring_read(&r.rx, buf, sizeof buf, &kind, 1));
+  EXPECT_EQ(0u, r.rx.spin);
+  EXPECT_EQ(0u, r.rx.stats.spin_hits);
+  ASSERT_EQ(0, capsa_ring_write(&r.tx, 1, "x", 1, 0));
+  ASSERT_EQ(1, capsa_ring_read(&r.rx, buf, sizeof buf, &kind, 1000));
+  EXPECT_EQ(0u, r.rx.stats.spin_hits);
+}
+
 // A compromised peer scribbles over the whole region while we read: every
 // result is a message, an empty ring or a bad message; never a crash, an
 // out-of-bounds access (ASan) or a hang.
