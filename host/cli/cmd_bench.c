@@ -16,6 +16,8 @@ static const struct bench kBenches[] = {
     {"ipc", "round trips, msg/s, bulk vs raw socketpair/shm", capsa_bench_ipc},
     {"capmode", "capability mode: per-syscall overhead, cost of entering",
      capsa_bench_capmode},
+    {"spawn", "renderer spawn-to-ready vs fork+exec, posix_spawn, bwrap",
+     capsa_bench_spawn},
     {NULL, NULL, NULL},  // sentinel; benches are added above this line
 };
 

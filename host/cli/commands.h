@@ -23,5 +23,6 @@ int capsa_cmd_doctor(int argc, char **argv);
 int capsa_cmd_bench(int argc, char **argv);
 int capsa_bench_capmode(int argc, char **argv);
 int capsa_bench_ipc(int argc, char **argv);  // bench_ipc.c
+int capsa_bench_spawn(int argc, char **argv);  // bench_spawn.c
 
 #endif  // CAPSA_HOST_CLI_COMMANDS_H_

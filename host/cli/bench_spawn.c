@@ -1,0 +1,382 @@
+// capsa bench spawn: spawn-to-ready of sandboxed renderers next to plain
+// process creation, measured side by side in one run and printed as ratios
+// against fork+exec of a tiny static program (capsa_spawn_probe).
+//
+//   fork+exec     fork, exec the probe, until it writes one byte back
+//   posix_spawn   the same through posix_spawn (vfork-like)
+//   zygote        ask the zygote for a renderer (fork with its own pid
+//                 namespace, rlimits, capability mode with the policy
+//                 compiled once), until the renderer writes one byte
+//   host          capsa_host_spawn to the READY event: the above plus the
+//                 HELLO message and the host's /proc check
+//   bwrap         bubblewrap --unshare-all running the probe, if installed
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "host/capsa_host.h"
+#include "host/cli/commands.h"
+#include "host/zygote.h"
+#include "renderer/runtime.h"
+#include "sandbox/features.h"
+
+extern char **environ;
+
+#define MAX_RUNS 2000
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+struct result {
+  const char *name;
+  double min, median;
+  int runs;
+  int error;  // -errno when it could not run
+};
+
+static void summarize(struct result *r, double *t, int n) {
+  r->runs = n;
+  if (n == 0) return;
+  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  r->min = t[0];
+  r->median = t[n / 2];
+}
+
+static int read_byte(int fd) {
+  char c;
+  ssize_t n;
+  do {
+    n = read(fd, &c, 1);
+  } while (n < 0 && errno == EINTR);
+  return n == 1 ? 0 : -EPIPE;
+}
+
+// --- baselines ----------------------------------------------------------
+
+static int one_fork_exec(const char *probe, double *us) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0) return -errno;
+  double t0 = now_us();
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(p[1], 1);
+    char *argv[] = {(char *)probe, NULL};
+    execve(probe, argv, environ);
+    _exit(127);
+  }
+  close(p[1]);
+  int err = pid < 0 ? -errno : read_byte(p[0]);
+  *us = now_us() - t0;
+  close(p[0]);
+  if (pid > 0) waitpid(pid, NULL, 0);
+  return err;
+}
+
+static int one_posix_spawn(const char *probe, double *us) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0) return -errno;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+  char *argv[] = {(char *)probe, NULL};
+  double t0 = now_us();
+  pid_t pid;
+  int rc = posix_spawn(&pid, probe, &fa, NULL, argv, environ);
+  close(p[1]);
+  int err = rc ? -rc : read_byte(p[0]);
+  *us = now_us() - t0;
+  close(p[0]);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc == 0) waitpid(pid, NULL, 0);
+  return err;
+}
+
+static int one_bwrap(const char *bwrap, const char *probe, double *us) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0) return -errno;
+  double t0 = now_us();
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(p[1], 1);
+    int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) dup2(devnull, 2);  // bwrap's warnings
+    char *argv[] = {(char *)bwrap,   "--unshare-all", "--die-with-parent",
+                    "--ro-bind",     (char *)probe,   "/probe",
+                    "--new-session", "/probe",        NULL};
+    execve(bwrap, argv, environ);
+    _exit(127);
+  }
+  close(p[1]);
+  int err = pid < 0 ? -errno : read_byte(p[0]);
+  *us = now_us() - t0;
+  close(p[0]);
+  if (pid > 0) waitpid(pid, NULL, 0);
+  return err;
+}
+
+// --- capsa --------------------------------------------------------------
+
+// The bench renderer: ready as soon as it runs (it is in capability mode
+// by then), says so with one byte, exits.
+static int probe_renderer(int fd, const capsa_sandbox_report_t *sb, void *arg) {
+  char c = 'r';
+  return write(fd, &c, 1) == 1 ? 0 : 1;
+}
+
+static int one_zygote(capsa__zygote *z, double *us) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return -errno;
+  double t0 = now_us();
+  struct capsa_ns_child c;
+  int err = capsa__zygote_fork(z, 0, sv[1], &c);
+  close(sv[1]);
+  if (err == 0) err = read_byte(sv[0]);
+  *us = now_us() - t0;
+  close(sv[0]);
+  if (c.pidfd >= 0 && err == 0) {
+    siginfo_t si;
+    waitid((idtype_t)P_PIDFD, (id_t)c.pidfd, &si, WEXITED);
+    close(c.pidfd);
+  }
+  return err;
+}
+
+struct host_bench {
+  uv_loop_t loop;
+  capsa_host_t host;
+  int ready, closed, failed;
+};
+
+static void host_bench_event(capsa_host_t *h, const capsa_host_event_t *ev) {
+  struct host_bench *b = h->data;
+  if (ev->type == CAPSA_EV_READY) {
+    b->ready++;
+    capsa_renderer_kill(ev->renderer);
+  } else if (ev->type == CAPSA_EV_CLOSED) {
+    b->closed++;
+  } else if (ev->type == CAPSA_EV_SANDBOX_REFUSED ||
+             ev->type == CAPSA_EV_BAD_MESSAGE) {
+    b->failed++;
+  }
+}
+
+static const capsa_renderer_handlers_t kIdle = {"bench", NULL, NULL, NULL};
+
+static void run_host(struct result *r, int runs) {
+  static struct host_bench b;
+  static double t[MAX_RUNS];
+  memset(&b, 0, sizeof b);
+  uv_loop_init(&b.loop);
+  capsa_host_options_t o;
+  capsa_host_options_init(&o);
+  int err = capsa_host_init(&b.loop, &b.host, &o, host_bench_event);
+  b.host.data = &b;
+  capsa_kind_options_t k;
+  capsa_kind_options_init(&k, "bench", capsa_renderer_main, (void *)&kIdle);
+  k.heartbeat_ms = 0;
+  if (err == 0) err = capsa_host_define_kind(&b.host, &k);
+  if (err >= 0) err = capsa_host_start(&b.host);
+  int n = 0;
+  for (int i = 0; err >= 0 && i < runs; i++) {
+    capsa_renderer_t *rd;
+    int before = b.ready;
+    double t0 = now_us();
+    err = capsa_host_spawn(&b.host, 0, NULL, &rd);
+    while (err == 0 && b.ready == before && !b.failed)
+      uv_run(&b.loop, UV_RUN_ONCE);
+    t[n++] = now_us() - t0;
+    while (err == 0 && b.closed <= i) uv_run(&b.loop, UV_RUN_ONCE);
+    if (b.failed) err = -EPERM;
+  }
+  r->error = err < 0 ? err : 0;
+  summarize(r, t, err < 0 ? 0 : n);
+  capsa_host_close(&b.host, NULL);
+  uv_run(&b.loop, UV_RUN_DEFAULT);
+  uv_loop_close(&b.loop);
+}
+
+// --- driver -------------------------------------------------------------
+
+typedef int (*one_fn)(void *ctx, double *us);
+struct ctx_probe {
+  const char *probe;
+  const char *bwrap;
+  capsa__zygote *z;
+};
+static int fe(void *c, double *us) {
+  return one_fork_exec(((struct ctx_probe *)c)->probe, us);
+}
+static int ps(void *c, double *us) {
+  return one_posix_spawn(((struct ctx_probe *)c)->probe, us);
+}
+static int bw(void *c, double *us) {
+  struct ctx_probe *p = c;
+  return one_bwrap(p->bwrap, p->probe, us);
+}
+static int zy(void *c, double *us) {
+  return one_zygote(((struct ctx_probe *)c)->z, us);
+}
+
+static int probe_path(char *buf, size_t len) {
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return -errno;
+  self[n] = 0;
+  char *slash = strrchr(self, '/');
+  if (!slash) return -ENOENT;
+  *slash = 0;
+  int w = snprintf(buf, len, "%.*s/capsa_spawn_probe", PATH_MAX - 32, self);
+  if (w < 0 || (size_t)w >= len) return -ENAMETOOLONG;
+  return access(buf, X_OK) == 0 ? 0 : -ENOENT;
+}
+
+int capsa_bench_spawn(int argc, char **argv) {
+  // --no-capmode / --no-pidns leave a step out of the zygote renderer, to
+  // see what each costs (the host row always has both).
+  const char *usage = "[--runs N] [--json] [--no-capmode] [--no-pidns]";
+  int runs = 200;
+  bool json = false, no_capmode = false, no_pidns = false;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--json") == 0) {
+      json = true;
+    } else if (strcmp(argv[i], "--no-capmode") == 0) {
+      no_capmode = true;
+    } else if (strcmp(argv[i], "--no-pidns") == 0) {
+      no_pidns = true;
+    } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+      runs = atoi(argv[++i]);
+      if (runs < 1 || runs > MAX_RUNS)
+        return capsa_cli_usage_error("bench spawn", usage, "bad --runs",
+                                     argv[i]);
+    } else if (strcmp(argv[i], "--help") == 0) {
+      printf("usage: capsa bench spawn %s\n", usage);
+      return 0;
+    } else {
+      return capsa_cli_usage_error("bench spawn", usage, "unknown option",
+                                   argv[i]);
+    }
+  }
+  char probe[PATH_MAX];
+  if (probe_path(probe, sizeof probe) < 0) {
+    fprintf(stderr,
+            "capsa bench spawn: capsa_spawn_probe not found next to "
+            "the capsa binary\n");
+    return 1;
+  }
+  signal(SIGPIPE, SIG_IGN);
+  // The zygote first, while this process has no other threads.
+  static capsa__zygote z;
+  struct capsa__zygote_kind kind;
+  memset(&kind, 0, sizeof kind);
+  kind.name = "bench";
+  kind.main = probe_renderer;
+  kind.capmode = no_capmode ? NULL : capsa_capmode_policy_new();
+  kind.pid_namespace =
+      !no_pidns && (capsa_ns_available() & CAPSA_NAMESPACE_PID) != 0;
+  capsa_features_get();
+  int zerr =
+      capsa__zygote_start(&z, &kind, 1, CAPSA_NAMESPACE_ALL, 0, true, -1);
+  struct ctx_probe ctx = {probe, NULL, &z};
+  if (access("/usr/bin/bwrap", X_OK) == 0) ctx.bwrap = "/usr/bin/bwrap";
+
+  enum { FE, PS, ZY, HO, BW, N };
+  struct result res[N];
+  memset(res, 0, sizeof res);
+  res[FE].name = "fork+exec (static probe)";
+  res[PS].name = "posix_spawn (static probe)";
+  res[ZY].name = no_capmode ? "zygote renderer, NO capmode"
+                 : no_pidns ? "zygote renderer, no pid ns"
+                            : "zygote renderer, capmode";
+  res[HO].name = "host spawn -> READY";
+  res[BW].name = "bwrap --unshare-all";
+  // Interleave rounds so that drift (other load on the machine) hits every
+  // method alike.
+  int rounds = 4, per = runs / rounds > 0 ? runs / rounds : 1;
+  static double all[N][MAX_RUNS];
+  int alln[N] = {0};
+  for (int round = 0; round < rounds; round++) {
+    struct result tmp;
+    one_fn fns[N] = {fe, ps, zy, NULL, bw};
+    for (int m = 0; m < N; m++) {
+      if (m == HO) continue;
+      if (m == ZY && zerr < 0) {
+        res[m].error = zerr;
+        continue;
+      }
+      if (m == BW && !ctx.bwrap) {
+        res[m].error = -ENOENT;
+        continue;
+      }
+      memset(&tmp, 0, sizeof tmp);
+      int n = m == BW ? (per / 4 > 0 ? per / 4 : 1) : per;
+      static double t[MAX_RUNS];
+      int k = 0;
+      double us;
+      tmp.error = fns[m](&ctx, &us);  // warm-up
+      for (int i = 0; tmp.error == 0 && i < n; i++) {
+        tmp.error = fns[m](&ctx, &us);
+        if (tmp.error == 0) t[k++] = us;
+      }
+      if (tmp.error) res[m].error = tmp.error;
+      for (int i = 0; i < k && alln[m] < MAX_RUNS; i++)
+        all[m][alln[m]++] = t[i];
+    }
+  }
+  for (int m = 0; m < N; m++)
+    if (m != HO && !res[m].error) summarize(&res[m], all[m], alln[m]);
+  capsa__zygote_stop(&z);
+  capsa_capmode_policy_free(kind.capmode);
+  run_host(&res[HO], per);
+
+  double base = res[FE].median;
+  if (json) {
+    printf("{\"bench\":\"spawn\",\"unit\":\"us\",\"results\":[");
+    for (int m = 0; m < N; m++)
+      printf(
+          "%s{\"name\":\"%s\",\"runs\":%d,\"min\":%.1f,\"median\":%.1f,"
+          "\"ratio\":%.2f,\"error\":%d}",
+          m ? "," : "", res[m].name, res[m].runs, res[m].min, res[m].median,
+          base > 0 ? res[m].median / base : 0.0, res[m].error);
+    printf("]}\n");
+    return res[FE].error || res[ZY].error ? 1 : 0;
+  }
+  printf(
+      "spawn-to-ready, interleaved in one run (µs; ratio = median / "
+      "fork+exec median)\n");
+  printf("  %-28s %6s %9s %9s %7s\n", "method", "runs", "min", "median",
+         "ratio");
+  for (int m = 0; m < N; m++) {
+    if (res[m].error) {
+      printf("  %-28s %s\n", res[m].name,
+             res[m].error == -ENOENT && m == BW
+                 ? "not installed (apt-get install bubblewrap)"
+                 : strerror(-res[m].error));
+      continue;
+    }
+    printf("  %-28s %6d %9.1f %9.1f %6.2fx\n", res[m].name, res[m].runs,
+           res[m].min, res[m].median, base > 0 ? res[m].median / base : 0);
+  }
+  if (!res[ZY].error && base > 0)
+    printf("zygote / fork+exec = %.2fx (target <= 1.5x)\n",
+           res[ZY].median / base);
+  return res[FE].error || res[ZY].error ? 1 : 0;
+}
