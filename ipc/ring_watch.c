@@ -14,7 +14,9 @@ static void ring_self(capsa_ring_watch_t *w) {
 static void on_prepare(uv_prepare_t *h) {
   capsa_ring_watch_t *w = h->data;
   // Data already there (or a corrupt ring to report): do not block.
-  if (capsa_ring_fastpath_arm(w->fp) != 0) ring_self(w);
+  int r = capsa_ring_fastpath_arm(w->fp);
+  if (r < 0) w->broken = 1;
+  if (r != 0) ring_self(w);
 }
 
 static void on_check(uv_check_t *h) {
@@ -29,6 +31,9 @@ static void on_poll(uv_poll_t *h, int status, int events) {
   // The doorbell's count is drained at the next arm; what matters is the
   // ring, which the callback reads.
   if (w->cb) w->cb(w);
+  // A corrupt ring has been reported through the callback (the channel's
+  // recv fails); watching it further would only spin the loop.
+  if (w->broken) capsa_ring_watch_stop(w);
 }
 
 int capsa_ring_watch_init(uv_loop_t *loop, capsa_ring_watch_t *w,
@@ -39,6 +44,7 @@ int capsa_ring_watch_init(uv_loop_t *loop, capsa_ring_watch_t *w,
   w->fp = fp;
   w->cb = NULL;
   w->close_cb = NULL;
+  w->broken = 0;
   int err = uv_poll_init(loop, &w->poll, bell);
   if (err < 0) return err;
   uv_prepare_init(loop, &w->prepare);

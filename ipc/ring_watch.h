@@ -16,7 +16,9 @@
 // handle disarms after the loop wakes. If the ring already holds data when
 // the loop is about to block, the watch rings its own doorbell so that the
 // loop does not block. The callback should drain the ring (the channel does,
-// up to its per-wakeup limit; leftovers are found at the next prepare).
+// up to its per-wakeup limit; leftovers are found at the next prepare). A
+// corrupt ring gets one more callback (where the channel's read reports the
+// bad message), then the watch stops itself.
 #ifndef CAPSA_IPC_RING_WATCH_H_
 #define CAPSA_IPC_RING_WATCH_H_
 
@@ -42,6 +44,7 @@ struct capsa_ring_watch {
   capsa_ring_watch_cb cb;
   capsa_ring_watch_close_cb close_cb;
   int open_handles;
+  int broken;  // the ring is corrupt: one last callback, then stopped
 };
 
 // Binds the watch to `loop` and to `fp` (borrowed; must outlive the watch).

@@ -404,15 +404,23 @@ TEST(RingFastpath, CorruptRingIsABadMessageForTheChannel) {
                      HostState *s = (HostState *)ch->data;
                      errors++;
                      s->error = std::to_string(err);
-                     capsa_ring_watch_stop(&s->watch);
+                     // The watch is left running: it must stop itself.
                      capsa_channel_stop(ch);
                    }));
   uv_timer_t guard;
   uv_timer_init(&loop, &guard);
+  static bool guard_fired;
+  guard_fired = false;
   uv_timer_start(
-      &guard, [](uv_timer_t *t) { uv_stop(t->loop); }, 10000, 0);
+      &guard,
+      [](uv_timer_t *t) {
+        guard_fired = true;
+        uv_stop(t->loop);
+      },
+      10000, 0);
   uv_unref((uv_handle_t *)&guard);
   uv_run(&loop, UV_RUN_DEFAULT);
+  EXPECT_FALSE(guard_fired);  // the loop ran out of work by itself
   EXPECT_EQ(std::to_string(-EBADMSG), st.error);
   EXPECT_EQ(1, errors);
   EXPECT_TRUE(st.order.empty());  // nothing was delivered
