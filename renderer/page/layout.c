@@ -104,7 +104,9 @@ static void draw_string(struct layout *l, const struct capsa__style *st,
   while (len > 0) {
     uint32_t cp;
     size_t n = capsa__utf8_next(s, len, &cp);
-    capsa__glyph_draw(l->p, st, cp, (int32_t)x26, (int32_t)baseline, l->frame);
+    if (capsa__glyph_draw(l->p, st, cp, (int32_t)x26, (int32_t)baseline,
+                          l->frame))
+      l->res->glyphs_drawn++;
     x26 += capsa__glyph_advance(l->p, st, cp);
     s += n;
     len -= n;
@@ -129,7 +131,20 @@ static int64_t string_w26(struct layout *l, const struct capsa__style *st,
 // the baseline of the item's first line.
 static void draw_marker(struct layout *l, int64_t top) {
   l->marker_pending = false;
-  if (l->frame == NULL || l->dry) return;
+  if (l->dry) return;
+  // Markers count against the glyph budget like text, in both passes so
+  // measuring and drawing agree: "1. 1. 1. ..." is a million nested items.
+  for (size_t i = 0, len = strlen(l->marker); i < len;) {
+    uint32_t cp;
+    i += capsa__utf8_next(l->marker + i, len - i, &cp);
+    l->res->glyphs++;
+  }
+  if (l->res->glyphs > l->p->opt.max_glyphs) {
+    l->stop = true;
+    l->res->limited = true;
+    return;
+  }
+  if (l->frame == NULL) return;
   struct capsa__style st = base_style(l);
   int asc, h;
   capsa__font_metrics(l->p, &st, &asc, &h);
@@ -521,6 +536,9 @@ static void leaf(struct layout *l, cmark_node *n) {
 
 static void set_marker(struct layout *l, struct container *list) {
   if (l->marker_pending) draw_marker(l, l->y);  // "- - x": both on one line
+  // Past max_depth lists no longer indent: their markers would print over
+  // each other, so they get none.
+  if (l->depth > l->p->opt.max_depth) return;
   static const char *const kBullets[3] = {"\u2022", "\u25E6", "\u25AA"};
   if (list != NULL && list->ordered) {
     snprintf(l->marker, sizeof l->marker, "%lld%c", (long long)list->number,

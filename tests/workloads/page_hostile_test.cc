@@ -93,6 +93,11 @@ TEST(PageHostile, DeepNesting) {
         EXPECT_EQ(0, rc);
         RenderHostile(Repeat("> 1. - > ", 20000) + "text\n", &res, &rc);
         EXPECT_EQ(0, rc);
+        // A million-deep list on one line: markers past max_depth are not
+        // drawn (they would overprint), those drawn count as glyphs.
+        RenderHostile(Repeat("1. ", 1000000), &res, &rc);
+        EXPECT_EQ(0, rc);
+        EXPECT_LE(res.glyphs, 8u * 3);
       }),
       60000);
 }
