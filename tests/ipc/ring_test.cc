@@ -95,6 +95,9 @@ TEST(Ring, FramingKindsAndRoles) {
   EXPECT_EQ(-EAGAIN, capsa_ring_write(&r.tx, 1, "x", 1, 0));  // full
   EXPECT_EQ((int)(kCap - 8),
             capsa_ring_read(&r.rx, big.data(), big.size(), &kind, 0));
+  // Nobody announced sleeping: no wake-up system call on either side.
+  EXPECT_EQ(0u, r.tx.stats.wakes + r.tx.stats.doorbells);
+  EXPECT_EQ(0u, r.rx.stats.wakes + r.rx.stats.doorbells);
 }
 
 TEST(Ring, WrapsAroundManyTimesWithoutLosingBytes) {
