@@ -353,6 +353,11 @@ extern "C" int capsa_msg_decode(const uint8_t *buf, size_t len,
     if (hs->size() > CAPSA_IPC_MAX_HANDLES)
       return capsa__bad(reason, reason_size, "%u handles declared (max %d)",
                         hs->size(), CAPSA_IPC_MAX_HANDLES);
+    // flatbuffers 2.0.8's Verifier checks a vector's length word, not the
+    // 8-byte alignment of its struct elements: a forged buffer could place
+    // them misaligned. The builder never does.
+    if (reinterpret_cast<uintptr_t>(hs->Data()) % alignof(fb::HandleDecl) != 0)
+      return capsa__bad(reason, reason_size, "misaligned handle declarations");
     out->handle_count = hs->size();
     for (uint32_t i = 0; i < hs->size(); i++) {
       const fb::HandleDecl *d = hs->Get(i);

@@ -10,6 +10,7 @@
 #include "ipc/codec.h"
 #include "ipc/schema/capsa_ipc_generated.h"
 #include "tests/ipc/ipc_test_util.h"
+#include "tests/ipc/regress_inputs.h"
 
 using ipc_test::Encode;
 using ipc_test::Sample;
@@ -221,6 +222,15 @@ TEST(Codec, OversizedBufferIsRefused) {
   std::vector<uint8_t> big(CAPSA_IPC_MAX_MESSAGE + 8);
   capsa_msg_t d;
   EXPECT_EQ(-EBADMSG, capsa_msg_decode(big.data(), big.size(), &d, nullptr, 0));
+}
+
+TEST(Codec, MisalignedHandleDeclarationsAreRefused) {
+  // Found by fuzz_decode: passes the flatbuffers Verifier.
+  std::vector<uint8_t> v(kMisalignedHandles,
+                         kMisalignedHandles + sizeof kMisalignedHandles);
+  std::string why;
+  EXPECT_EQ(-EBADMSG, DecodeWhy(v, &why));
+  EXPECT_NE(std::string::npos, why.find("misaligned")) << why;
 }
 
 }  // namespace
