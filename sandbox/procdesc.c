@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -10,12 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "sandbox/errors.h"
 #include "sandbox/rights.h"
+#include "sandbox/rights_internal.h"
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
@@ -38,6 +41,8 @@ struct capsa_pidfd_info {
 };
 #define CAPSA_PIDFD_INFO_PID 1ull
 #define CAPSA_PIDFD_GET_INFO _IOWR(0xFF, 11, struct capsa_pidfd_info)
+_Static_assert(CAPSA_PIDFD_GET_INFO == CAPSA__PIDFD_GET_INFO,
+               "the rights filter knows this request number");
 
 // The library-side check gives a clear ENOTCAPABLE for rights the seccomp
 // layer cannot see (pdgetpid reads the pid without a dedicated syscall).
@@ -46,6 +51,57 @@ static int check_right(int pidfd, uint64_t right) {
   int err = capsa_rights_get(pidfd, &r);
   if (err < 0) return err;
   return capsa_rights_is_set(&r, right) ? 0 : -ENOTCAPABLE;
+}
+
+// The pids of the descriptors capsa_pdfork made, so that pdgetpid works
+// where neither PIDFD_GET_INFO (kernel < 6.13, or an ioctl policy that
+// refuses it) nor /proc (capability mode) is available. An entry is trusted
+// only while its number still names the same pidfd inode.
+struct known_pd {
+  int fd;
+  pid_t pid;
+  ino_t ino;
+  bool reaped;
+};
+#define KNOWN_MAX 64
+static struct known_pd g_known[KNOWN_MAX];
+static pthread_mutex_t g_known_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void remember(int fd, pid_t pid) {
+  struct stat st;
+  if (fstat(fd, &st) != 0) return;
+  pthread_mutex_lock(&g_known_lock);
+  struct known_pd *slot = NULL;
+  for (int i = 0; i < KNOWN_MAX && !slot; i++)
+    if (g_known[i].pid == 0 || g_known[i].fd == fd) slot = &g_known[i];
+  if (!slot) slot = &g_known[(unsigned)fd % KNOWN_MAX];  // evict one
+  *slot = (struct known_pd){fd, pid, st.st_ino, false};
+  pthread_mutex_unlock(&g_known_lock);
+}
+
+// 0 with *pid, -ESRCH for a reaped child, -ENOENT when unknown.
+static int recall(int fd, pid_t *pid, bool mark_reaped) {
+  struct stat st;
+  // A number limited without CAP_FSTAT cannot be checked: trust the number
+  // (it reveals a pid, no authority).
+  bool check_ino = fstat(fd, &st) == 0;
+  if (!check_ino && errno != ENOTCAPABLE) return -ENOENT;
+  int r = -ENOENT;
+  pthread_mutex_lock(&g_known_lock);
+  for (int i = 0; i < KNOWN_MAX; i++) {
+    struct known_pd *k = &g_known[i];
+    if (k->pid == 0 || k->fd != fd) continue;
+    if (check_ino && k->ino != st.st_ino) continue;
+    if (mark_reaped) k->reaped = true;
+    if (k->reaped) {
+      r = -ESRCH;
+    } else {
+      *pid = k->pid;
+      r = 0;
+    }
+  }
+  pthread_mutex_unlock(&g_known_lock);
+  return r;
 }
 
 pid_t capsa_pdfork(int *pidfd, int flags) {
@@ -59,6 +115,7 @@ pid_t capsa_pdfork(int *pidfd, int flags) {
   if (r < 0) return errno == EINVAL ? -ENOSYS : -errno;
   if (r == 0) return 0;
   *pidfd = fd;
+  remember(fd, (pid_t)r);
   return (pid_t)r;
 }
 
@@ -94,6 +151,10 @@ int capsa_pdgetpid(int pidfd, pid_t *pid) {
   }
   err = -errno;
   if (err == -ESRCH || err == -EBADF) return err;
+  pid_t known = 0;
+  int kerr = recall(pidfd, &known, false);
+  if (kerr == 0) *pid = known;
+  if (kerr != -ENOENT) return kerr;
   // ENOTTY/EINVAL: not a pidfd, or a kernel without PIDFD_GET_INFO.
   int ferr = pid_from_fdinfo(pidfd, pid);
   if (ferr == -EBADF && (err == -ENOTTY || err == -EINVAL)) return -EBADF;
@@ -116,6 +177,13 @@ pid_t capsa_pdwait(int pidfd, int *status, int options, struct rusage *ru) {
   // The raw call takes the rusage argument glibc's waitid() leaves out.
   if (syscall(SYS_waitid, P_PIDFD, pidfd, &si, wopts, ru) != 0) return -errno;
   if (si.si_pid == 0) return 0;  // WNOHANG, nothing yet
+  bool reaped = !(options & WNOWAIT) &&
+                (si.si_code == CLD_EXITED || si.si_code == CLD_KILLED ||
+                 si.si_code == CLD_DUMPED);
+  if (reaped) {
+    pid_t unused;
+    recall(pidfd, &unused, true);
+  }
   int st = 0;
   switch (si.si_code) {
     case CLD_EXITED:

@@ -184,24 +184,41 @@ int capsa__rights_bpf_build(int fd, const struct capsa__rights_entry *e,
   if (!p.overflow) p.insns[skip].k = (uint32_t)(p.len - skip - 1);
 
   // ioctl: refused without CAP_IOCTL, else limited to the list if any.
-  if (!capsa__rights_has(&e->rights, CAPSA_CAP_IOCTL) || e->ioctls_limited) {
-    skip = begin_block(&p, SYS_ioctl);
-    if (!capsa__rights_has(&e->rights, CAPSA_CAP_IOCTL)) {
-      static const struct capsa__rights_row kIoctl = {
-          .nr = SYS_ioctl, .fd_arg = 0, .need = CAPSA_CAP_IOCTL};
-      emit_rule(&p, fd, &kIoctl);
-      end_block(&p, skip);
-    } else {
-      uint32_t *vals = calloc(e->nioctls ? e->nioctls : 1, sizeof(*vals));
-      if (!vals) {
-        free(p.insns);
-        return -ENOMEM;
-      }
-      for (size_t i = 0; i < e->nioctls; i++) vals[i] = (uint32_t)e->ioctls[i];
-      emit_allowlist(&p, fd, 1, vals, e->nioctls);
-      free(vals);
-      if (!p.overflow) p.insns[skip].k = (uint32_t)(p.len - skip - 1);
+  // PIDFD_GET_INFO is pdgetpid's way to read the pid: it follows
+  // CAP_PDGETPID, not CAP_IOCTL, in both directions.
+  bool ioctl_right = capsa__rights_has(&e->rights, CAPSA_CAP_IOCTL);
+  bool getpid_right = capsa__rights_has(&e->rights, CAPSA_CAP_PDGETPID);
+  if (!ioctl_right || e->ioctls_limited) {
+    size_t n = ioctl_right ? e->nioctls : 0;
+    uint32_t *vals = calloc(n + 1, sizeof(*vals));
+    if (!vals) {
+      free(p.insns);
+      return -ENOMEM;
     }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+      uint32_t v = (uint32_t)e->ioctls[i];
+      if (!getpid_right && capsa__rights_is_pidfd_info(v)) continue;
+      vals[m++] = v;
+    }
+    if (getpid_right) vals[m++] = CAPSA__PIDFD_GET_INFO;
+    skip = begin_block(&p, SYS_ioctl);
+    emit_allowlist(&p, fd, 1, vals, m);
+    free(vals);
+    if (!p.overflow) p.insns[skip].k = (uint32_t)(p.len - skip - 1);
+  } else if (!getpid_right) {
+    // Every ioctl allowed but PIDFD_GET_INFO, whatever its size field.
+    static const struct capsa__rights_row kGetInfo = {
+        .nr = SYS_ioctl,
+        .fd_arg = 0,
+        .ncond = 1,
+        .cond = {{.arg = 1,
+                  .op = CAPSA__COND_EQ,
+                  .mask = ~CAPSA__IOC_SIZE_MASK,
+                  .value = CAPSA__PIDFD_GET_INFO & ~CAPSA__IOC_SIZE_MASK}}};
+    skip = begin_block(&p, SYS_ioctl);
+    emit_rule(&p, fd, &kGetInfo);
+    end_block(&p, skip);
   }
   emit(&p, BPF_RET | BPF_K, 0, 0, RET_ALLOW);
 

@@ -54,6 +54,16 @@ extern const size_t capsa__rights_nrows;
 size_t capsa__rights_fcntl_allowed(const struct capsa__rights_entry *e,
                                    uint32_t *cmds, size_t max);
 
+// PIDFD_GET_INFO (Linux 6.13) with the 64-byte first version of struct
+// pidfd_info, as sandbox/procdesc.c issues it; the size field (bits 16-29)
+// varies with the struct version.
+#define CAPSA__PIDFD_GET_INFO 0xC040FF0Bu
+#define CAPSA__IOC_SIZE_MASK 0x3FFF0000u
+static inline bool capsa__rights_is_pidfd_info(uint32_t cmd) {
+  return (cmd & ~CAPSA__IOC_SIZE_MASK) ==
+         (CAPSA__PIDFD_GET_INFO & ~CAPSA__IOC_SIZE_MASK);
+}
+
 // true when `rights` holds every bit of the single-word value `need`.
 bool capsa__rights_has(const capsa_rights_t *rights, uint64_t need);
 

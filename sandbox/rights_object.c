@@ -20,7 +20,11 @@
 static int reopen_narrower(int fd, int acc, int status) {
   struct stat before, after;
   if (fstat(fd, &before) != 0) return -errno;
+  // The new description starts at offset 0: carry the offset over, or give
+  // up if it cannot be read (a seekable file whose number an earlier limit
+  // left without CAP_SEEK_TELL) rather than silently rewind the file.
   off_t off = lseek(fd, 0, SEEK_CUR);
+  if (off < 0 && errno != ESPIPE) return -errno;
   int fdflags = fcntl(fd, F_GETFD);
   if (fdflags < 0) return -errno;
   char path[40];
