@@ -79,6 +79,15 @@ int capsa_renderer_main(int channel_fd, const capsa_sandbox_report_t *sandbox,
     if (rc < 0) r.handler_error = rc;
   }
   if (rc == 0) rc = capsa_rloop_run(&r.loop);
+  if (rc < 0 && rc != -EPIPE && r.handler_error == 0) {
+    // Goes to the host's stderr when delegated, /dev/null otherwise.
+    char line[CAPSA_IPC_REASON_MAX + 64];
+    int n = snprintf(line, sizeof line, "capsa renderer %s: channel: %s\n",
+                     h->kind ? h->kind : "?",
+                     r.loop.reason[0] ? r.loop.reason : strerror(-rc));
+    if (n > 0 && write(2, line, (size_t)n) < 0) {
+    }
+  }
   capsa_rloop_close(&r.loop);
   if (r.handler_error < 0) return CAPSA_RENDERER_EXIT_HANDLER;
   if (rc < 0 && rc != -EPIPE) return CAPSA_RENDERER_EXIT_CHANNEL;

@@ -10,6 +10,13 @@ static const struct capsa_cli_command kCommands[] = {
     {"doctor", "report what this kernel offers and self-test capability mode",
      capsa_cmd_doctor},
     {"bench", "benchmarks, as ratios against raw baselines", capsa_cmd_bench},
+    {"render", "render untrusted Markdown to PNG in a sandboxed renderer",
+     capsa_cmd_render},
+    {"gzip", "compress in a sandboxed renderer (stdin/stdout or FILE)",
+     capsa_cmd_gzip},
+    {"gunzip", "decompress in a sandboxed renderer", capsa_cmd_gunzip},
+    {"demo", "page render, gzip round trip and a hostile renderer, reported",
+     capsa_cmd_demo},
 };
 
 static void print_usage(FILE *out) {

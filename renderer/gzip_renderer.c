@@ -1,0 +1,36 @@
+// The gzip renderer: zlib on untrusted data, holding only a read-only input
+// and a write-only output region. See renderer/kinds.h.
+#include <errno.h>
+#include <unistd.h>
+
+#include "renderer/gzip/gzip.h"
+#include "renderer/kinds.h"
+
+static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
+  if (m->type != CAPSA_MSG_GZIP_JOB) return -EPROTO;
+  const capsa_msg_gzip_job_t *j = &m->u.gzip_job;
+  capsa_msg_t res;
+  capsa_msg_init(&res, CAPSA_MSG_GZIP_RESULT);
+  res.u.gzip_result.job_id = j->job_id;
+  if (m->handle_count != 2) {
+    res.u.gzip_result.status = -EINVAL;  // inline jobs: not offered
+  } else {
+    int in = capsa_msg_take_handle(m, 0);
+    int out = capsa_msg_take_handle(m, 1);
+    struct capsa_gzip_options o = {j->level, m->handles[1].size};
+    struct capsa_gzip_stats st = {0};
+    int err = j->op == CAPSA_GZIP_COMPRESS
+                  ? capsa_gzip_compress(in, out, &o, &st)
+              : j->op == CAPSA_GZIP_DECOMPRESS ? capsa_gunzip(in, out, &o, &st)
+                                               : -EINVAL;
+    res.u.gzip_result.status = err;
+    res.u.gzip_result.out_size = st.bytes_out;
+    if (in >= 0) close(in);
+    if (out >= 0) close(out);
+  }
+  int err = capsa_rctx_reply(r, m, &res);
+  return err < 0 ? err : 0;
+}
+
+const capsa_renderer_handlers_t capsa_gzip_renderer = {"gzip", NULL, on_message,
+                                                       NULL};

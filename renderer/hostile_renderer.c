@@ -1,0 +1,75 @@
+// The hostile renderer: a compromised renderer trying to get out. Runs the
+// attack list from inside its sandbox, reports each outcome, then attacks
+// the host's message parser. See renderer/kinds.h.
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "renderer/hostile/hostile.h"
+#include "renderer/kinds.h"
+
+static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
+  if (m->type != CAPSA_MSG_LOAD_CONTENT) return -EPROTO;
+  struct capsa_attack_env env;
+  capsa_attack_env_init(&env);
+  if (m->handle_count == 1) {
+    env.ro_shm_fd = capsa_msg_take_handle(m, 0);
+    env.ro_shm_size = m->handles[0].size;
+    char text[64] = "";
+    if (env.ro_shm_fd >= 0 &&
+        pread(env.ro_shm_fd, text, sizeof text - 1, 0) > 0) {
+      const char *p = strstr(text, "host-pid=");
+      if (p) env.host_pid = (pid_t)atoi(p + 9);
+    }
+  }
+  static struct capsa_attack_result res[CAPSA_ATTACKS_MAX];
+  int n = capsa_attacks_run_all(&env, res, CAPSA_ATTACKS_MAX);
+  if (n < 0) return n;
+  int refused = 0, escaped = 0, other = 0, contained = 0;
+  for (int i = 0; i < n; i++) {
+    const struct capsa_attack_result *x = &res[i];
+    // In its own pid namespace this renderer is pid 1: an attempt (made from
+    // a forked child) that reaches "pid 1" reaches this renderer, not the
+    // system's init. Said so, not counted as refused.
+    if (x->verdict == CAPSA_VERDICT_ESCAPED && getpid() == 1 &&
+        strcmp(x->attack->name, "kill-init") == 0) {
+      contained++;
+      capsa_rctx_log(r, CAPSA_LOG_WARN,
+                     "%-26s %-10s pid 1 is this renderer (own pid namespace): "
+                     "the attempt reached its own parent, not init",
+                     x->attack->name, "contained");
+      continue;
+    }
+    if (x->verdict == CAPSA_VERDICT_REFUSED ||
+        x->verdict == CAPSA_VERDICT_KILLED)
+      refused++;
+    else if (x->verdict == CAPSA_VERDICT_ESCAPED)
+      escaped++;
+    else if (x->verdict != CAPSA_VERDICT_SKIPPED)
+      other++;
+    capsa_rctx_log(
+        r,
+        x->verdict == CAPSA_VERDICT_ESCAPED ? CAPSA_LOG_ERROR : CAPSA_LOG_INFO,
+        "%-26s %-10s errno=%d signal=%d layer=%s", x->attack->name,
+        capsa_attack_verdict_name(x->verdict), x->observed_errno,
+        x->observed_signal, x->attack->layer ? x->attack->layer : "");
+  }
+  capsa_rctx_log(r, CAPSA_LOG_INFO,
+                 CAPSA_HOSTILE_SUMMARY
+                 " %d attacks, %d refused or killed, "
+                 "%d contained by the pid namespace, "
+                 "%d escaped, %d unexpected",
+                 n, refused, contained, escaped, other);
+  if (env.ro_shm_fd >= 0) close(env.ro_shm_fd);
+  // Last, the host itself: bytes that are no message. The host must kill us.
+  static const char junk[] = "\xff\xff\xff\x7f not a flatbuffer";
+  if (write(3, junk, sizeof junk) < 0) return -errno;
+  pause();
+  return 0;
+}
+
+const capsa_renderer_handlers_t capsa_hostile_renderer = {"hostile", NULL,
+                                                          on_message, NULL};

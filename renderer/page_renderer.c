@@ -1,0 +1,159 @@
+// The page renderer: untrusted Markdown to pixels with fonts handed in by
+// the broker as read-only shared memory. See renderer/kinds.h.
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ipc/shm.h"
+#include "renderer/kinds.h"
+#include "renderer/page/page.h"
+
+#define MAX_MARKDOWN (4u << 20)
+
+struct page_state {
+  capsa_shm_region_t fonts[3];
+  size_t font_len[3];
+  capsa_page *page;
+  char *md;
+  size_t md_len;
+  bool have_content;
+  // A RESIZE that arrived before the fonts: drawn once they are here.
+  bool pending;
+  capsa_msg_resize_t resize;
+  capsa_shm_region_t frame;
+  uint64_t frame_id;
+};
+
+static struct page_state g;
+
+// "font/sfnt; length=N": the region is page-rounded, the font is N bytes.
+static size_t font_length(const char *mime, size_t region) {
+  const char *p = mime ? strstr(mime, "length=") : NULL;
+  if (!p) return region;
+  unsigned long long n = strtoull(p + 7, NULL, 10);
+  return n > 0 && n <= region ? (size_t)n : region;
+}
+
+static int fetch_font(capsa_rctx_t *r, const char *url, int i) {
+  capsa_msg_t req, rep;
+  capsa_msg_init(&req, CAPSA_MSG_RESOURCE_REQUEST);
+  req.u.resource_request.url = url;
+  int err = capsa_rctx_call(r, &req, 5000, &rep);
+  if (err < 0) return err;
+  if (rep.u.resource_response.status < 0) return rep.u.resource_response.status;
+  if (rep.handle_count != 1 || rep.handles[0].kind != CAPSA_HANDLE_SHM)
+    return -EPROTO;
+  int fd = capsa_msg_take_handle(&rep, 0);
+  size_t size = (size_t)rep.handles[0].size;
+  err = capsa_shm_map_fd(fd, size, CAPSA_SHM_PEER_READS, &g.fonts[i]);
+  if (err < 0) {
+    close(fd);
+    return err;
+  }
+  g.font_len[i] = font_length(rep.u.resource_response.mime, size);
+  return 0;
+}
+
+static int draw(capsa_rctx_t *r) {
+  uint32_t width = g.resize.width;
+  uint32_t h = 0;
+  int err = capsa_page_measure(g.page, g.md, g.md_len, width, &h);
+  if (err < 0) return err;
+  uint32_t rows = (uint32_t)(g.frame.size / ((size_t)width * 4));
+  if (rows > g.resize.height) rows = g.resize.height;
+  if (h > rows) h = rows;
+  if (h == 0) h = 1;
+  void *px;
+  err = capsa_shm_view_mut(&g.frame, 0, (size_t)width * 4 * h, &px);
+  if (err < 0) return err;
+  struct capsa_frame f = {px, (size_t)width * 4 * h, width,
+                          h,  (size_t)width * 4,     CAPSA_FRAME_RGBA8};
+  struct capsa_page_result res;
+  err = capsa_page_render(g.page, g.md, g.md_len, &f, &res);
+  if (err < 0) return err;
+  capsa_msg_t m;
+  capsa_msg_init(&m, CAPSA_MSG_FRAME_READY);
+  m.u.frame_ready.frame_id = ++g.frame_id;
+  m.u.frame_ready.width = width;
+  m.u.frame_ready.height = h;
+  m.u.frame_ready.stride = width * 4;
+  m.u.frame_ready.format = CAPSA_PIXEL_RGBA8888;
+  m.u.frame_ready.offset = 0;
+  capsa_shm_close(&g.frame);
+  g.pending = false;
+  return capsa_rctx_send(r, &m);
+}
+
+static int on_start(capsa_rctx_t *r) {
+  static const char *const urls[3] = {"font:regular", "font:bold", "font:mono"};
+  for (int i = 0; i < 3; i++) {
+    int err = fetch_font(r, urls[i], i);
+    if (err < 0 && i == 0) {
+      capsa_rctx_log(r, CAPSA_LOG_ERROR, "no regular font: %d", err);
+      return err;
+    }
+  }
+  struct capsa_page_fonts fonts = {
+      {g.fonts[0].base, g.font_len[0]},
+      {g.fonts[1].base, g.fonts[1].base ? g.font_len[1] : 0},
+      {g.fonts[2].base, g.fonts[2].base ? g.font_len[2] : 0}};
+  int err = capsa_page_new(&fonts, NULL, &g.page);
+  if (err < 0) return err;
+  if (g.pending && g.have_content) return draw(r);
+  return 0;
+}
+
+static int load_content(capsa_msg_t *m) {
+  free(g.md);
+  g.md = NULL;
+  g.md_len = 0;
+  size_t len = m->u.load_content.data.len;
+  if (m->handle_count == 1) len = (size_t)m->handles[0].size;
+  if (len > MAX_MARKDOWN) return -E2BIG;
+  g.md = malloc(len ? len : 1);
+  if (!g.md) return -ENOMEM;
+  if (m->handle_count == 1) {
+    int fd = capsa_msg_take_handle(m, 0);
+    size_t got = 0;
+    while (got < len) {
+      ssize_t n = pread(fd, g.md + got, len - got, (off_t)got);
+      if (n <= 0) break;
+      got += (size_t)n;
+    }
+    close(fd);
+    len = got;
+  } else if (len) {
+    memcpy(g.md, m->u.load_content.data.data, len);
+  }
+  g.md_len = len;
+  g.have_content = true;
+  return 0;
+}
+
+static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
+  switch (m->type) {
+    case CAPSA_MSG_LOAD_CONTENT:
+      return load_content(m);
+    case CAPSA_MSG_RESIZE: {
+      if (m->handle_count != 1) return -EPROTO;
+      capsa_shm_close(&g.frame);
+      int fd = capsa_msg_take_handle(m, 0);
+      int err = capsa_shm_map_fd(fd, (size_t)m->handles[0].size,
+                                 CAPSA_SHM_PEER_READWRITE, &g.frame);
+      if (err < 0) {
+        close(fd);
+        return err;
+      }
+      g.resize = m->u.resize;
+      g.pending = true;
+      if (g.page && g.have_content) return draw(r);
+      return 0;
+    }
+    default:
+      return -EPROTO;
+  }
+}
+
+const capsa_renderer_handlers_t capsa_page_renderer = {"page", on_start,
+                                                       on_message, NULL};
