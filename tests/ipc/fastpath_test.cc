@@ -131,7 +131,12 @@ TEST(RingFastpath, WaitReportsRingSocketAndTimeout) {
   ASSERT_EQ(1, read(sv[1], &c, 1));
   ASSERT_EQ(0, p.hh.send(p.hh.ctx, (const uint8_t *)"r", 1));
   EXPECT_EQ(1, p.ph.wait(p.ph.ctx, sv[1], 1000));
+  uint8_t buf[8];
+  ASSERT_EQ(1, p.ph.recv(p.ph.ctx, buf, sizeof buf));
+  // A peer that died (its socket end closed) ends the wait at once: a ring
+  // has no way to say so, the socket does.
   close(sv[0]);
+  EXPECT_EQ(2, p.ph.wait(p.ph.ctx, sv[1], 10000));
   close(sv[1]);
 }
 
