@@ -55,8 +55,22 @@ static int g_policy_fds[MAX_POLICY_FDS];
 static unsigned g_npolicy_fds;  // the zygote's own, from the launcher
 static bool g_empty_root;
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CAPSA__ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define CAPSA__ASAN 1
+#endif
+
 static void set_limit(int resource, rlim_t v) {
   if (v == 0 || v == RLIM_INFINITY) return;
+#ifdef CAPSA__ASAN
+  // ASan reserves terabytes of shadow address space: RLIMIT_AS would kill
+  // every renderer at its first allocation. Not applied in asan builds.
+  if (resource == RLIMIT_AS) return;
+#endif
   // CPU: SIGXCPU at the soft limit (reported as a limit), SIGKILL a second
   // later at the hard one if it is ignored.
   struct rlimit rl = {v, resource == RLIMIT_CPU ? v + 1 : v};
