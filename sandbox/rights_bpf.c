@@ -149,6 +149,7 @@ static bool row_refuses(const struct capsa__rights_entry *e,
 int capsa__rights_bpf_build(int fd, const struct capsa__rights_entry *e,
                             struct capsa_bpf *out) {
   struct prog p = {0};
+  size_t skip;
   emit(&p, BPF_LD | BPF_W | BPF_ABS, 0, 0,
        (uint32_t)offsetof(struct seccomp_data, arch));
   emit(&p, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, AUDIT_ARCH_X86_64);
@@ -158,6 +159,43 @@ int capsa__rights_bpf_build(int fd, const struct capsa__rights_entry *e,
   emit(&p, BPF_JMP | BPF_JGE | BPF_K, 0, 1, X32_SYSCALL_BIT);
   emit(&p, BPF_RET | BPF_K, 0, 0, RET_NOSYS);
 
+  // Syscalls refused outright when argument 0 is the number (most of them
+  // once a descriptor is limited to a few rights) share one check:
+  //   jeq nr1 -> L; jeq nr2 -> L; ...; ja past; L: fd check, refuse
+  // one instruction per syscall instead of a block each.
+  int simple[128];
+  size_t nsimple = 0;
+  for (size_t i = 0; i < capsa__rights_nrows;) {
+    size_t end = i;
+    bool uncond0 = false, others = false;
+    for (; end < capsa__rights_nrows &&
+           capsa__rights_rows[end].nr == capsa__rights_rows[i].nr;
+         end++) {
+      const struct capsa__rights_row *r = &capsa__rights_rows[end];
+      if (!row_refuses(e, r)) continue;
+      if (r->fd_arg == 0 && r->ncond == 0) {
+        uncond0 = true;
+      } else if (r->fd_arg != 0) {
+        others = true;
+      }
+    }
+    if (uncond0 && !others && nsimple < 128)
+      simple[nsimple++] = capsa__rights_rows[i].nr;
+    i = end;
+  }
+  if (nsimple > 0) {
+    size_t first = p.len;
+    for (size_t j = 0; j < nsimple; j++)
+      emit(&p, BPF_JMP | BPF_JEQ | BPF_K, 0, 0, (uint32_t)simple[j]);
+    emit(&p, BPF_JMP | BPF_JA, 0, 0, 4);
+    size_t shared =
+        emit(&p, BPF_LD | BPF_W | BPF_ABS, 0, 0, arg_offset(0, false));
+    emit(&p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, (uint32_t)fd);
+    emit(&p, BPF_RET | BPF_K, 0, 0, RET_NOTCAP);
+    emit(&p, BPF_RET | BPF_K, 0, 0, RET_ALLOW);
+    for (size_t j = 0; j < nsimple; j++) patch(&p, first + j, true, shared);
+  }
+
   for (size_t i = 0; i < capsa__rights_nrows;) {
     int nr = capsa__rights_rows[i].nr;
     size_t end = i;
@@ -166,12 +204,14 @@ int capsa__rights_bpf_build(int fd, const struct capsa__rights_entry *e,
       any = any || row_refuses(e, &capsa__rights_rows[end]);
       end++;
     }
-    if (any) {
-      size_t skip = begin_block(&p, nr);
+    bool done = false;
+    for (size_t j = 0; j < nsimple; j++) done = done || simple[j] == nr;
+    if (any && !done) {
+      size_t block = begin_block(&p, nr);
       for (size_t j = i; j < end; j++)
         if (row_refuses(e, &capsa__rights_rows[j]))
           emit_rule(&p, fd, &capsa__rights_rows[j]);
-      end_block(&p, skip);
+      end_block(&p, block);
     }
     i = end;
   }
@@ -179,7 +219,7 @@ int capsa__rights_bpf_build(int fd, const struct capsa__rights_entry *e,
   // fcntl: an allowlist of commands (always: F_DUPFD* must be refused).
   uint32_t fcmds[64];
   size_t nf = capsa__rights_fcntl_allowed(e, fcmds, 64);
-  size_t skip = begin_block(&p, SYS_fcntl);
+  skip = begin_block(&p, SYS_fcntl);
   emit_allowlist(&p, fd, 1, fcmds, nf < 64 ? nf : 64);
   if (!p.overflow) p.insns[skip].k = (uint32_t)(p.len - skip - 1);
 
