@@ -5,8 +5,8 @@
  * and runs it: every check below must hold, then it prints "ok" and exits 0.
  */
 #include <sys/capsicum.h>
-#include <sys/procdesc.h>
 #include <sys/ioctl.h>
+#include <sys/procdesc.h>
 #include <sys/wait.h>
 
 #include <err.h>
@@ -18,8 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CHECK(cond)                                               \
-  do {                                                            \
+#define CHECK(cond)                                                         \
+  do {                                                                      \
     if (!(cond)) errx(1, "line %d: %s (errno %d)", __LINE__, #cond, errno); \
   } while (0)
 
@@ -32,14 +32,14 @@ int main(void) {
   CHECK(lseek(fd, 0, SEEK_SET) == 0);
 
   cap_rights_t rights, got;
-  cap_rights_init(&rights, CAP_READ, CAP_SEEK, CAP_FSTAT, CAP_IOCTL,
-                  CAP_FCNTL);
+  cap_rights_init(&rights, CAP_READ, CAP_SEEK, CAP_FSTAT, CAP_IOCTL, CAP_FCNTL);
   CHECK(cap_rights_is_valid(&rights));
   if (cap_rights_limit(fd, &rights) < 0) err(1, "cap_rights_limit");
   CHECK(cap_rights_get(fd, &got) == 0);
   CHECK(cap_rights_is_set(&got, CAP_READ, CAP_SEEK));
   CHECK(!cap_rights_is_set(&got, CAP_WRITE));
-  CHECK(cap_rights_contains(&rights, &got) && cap_rights_contains(&got, &rights));
+  CHECK(cap_rights_contains(&rights, &got) &&
+        cap_rights_contains(&got, &rights));
 
   /* Rights only shrink. */
   cap_rights_t wider = rights;
