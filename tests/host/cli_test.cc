@@ -1,0 +1,116 @@
+// The capsa CLI end to end (render, gzip, gunzip, demo): the real binary,
+// real renderers, checked against gzip(1) and the PNG signature.
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace {
+
+std::string ExeDir() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  buf[n > 0 ? n : 0] = 0;
+  std::string s(buf);
+  return s.substr(0, s.rfind('/'));
+}
+
+std::string Capsa() {
+  return ExeDir() + "/capsa";
+}
+
+std::string Slurp(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// Runs a shell command line; returns its exit status (-1 if it died).
+int Sh(const std::string &cmd) {
+  int st = system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (access(Capsa().c_str(), X_OK) != 0) GTEST_SKIP() << "no capsa binary";
+    char tmpl[] = "/tmp/capsa-cli-XXXXXX";
+    ASSERT_NE(nullptr, mkdtemp(tmpl));
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    if (!dir_.empty()) Sh("rm -rf '" + dir_ + "'");
+  }
+  std::string dir_;
+};
+
+TEST_F(CliTest, GzipInterchangeableWithSystemGzipBothWays) {
+  if (Sh("command -v gzip >/dev/null") != 0) GTEST_SKIP() << "no gzip(1)";
+  std::string in = dir_ + "/in.bin";
+  ASSERT_EQ(0, Sh("head -c 200000 /dev/urandom | od -x > '" + in + "'"));
+  // ours -> gzip -d
+  ASSERT_EQ(0, Sh(Capsa() + " gzip < '" + in + "' > '" + dir_ + "/a.gz'"));
+  ASSERT_EQ(0, Sh("gzip -dc '" + dir_ + "/a.gz' > '" + dir_ + "/a.out'"));
+  EXPECT_EQ(Slurp(in), Slurp(dir_ + "/a.out"));
+  // gzip -c -> ours
+  ASSERT_EQ(0, Sh("gzip -c '" + in + "' | " + Capsa() + " gunzip > '" + dir_ +
+                  "/b.out'"));
+  EXPECT_EQ(Slurp(in), Slurp(dir_ + "/b.out"));
+  // FILE -> FILE.gz -> -c back, original kept.
+  ASSERT_EQ(0, Sh(Capsa() + " gzip '" + in + "'"));
+  EXPECT_EQ(0, access((in + ".gz").c_str(), R_OK));
+  EXPECT_EQ(0, access(in.c_str(), R_OK));
+  ASSERT_EQ(0,
+            Sh(Capsa() + " gunzip -c '" + in + ".gz' > '" + dir_ + "/c.out'"));
+  EXPECT_EQ(Slurp(in), Slurp(dir_ + "/c.out"));
+}
+
+TEST_F(CliTest, GunzipOfGarbageFailsWithAReason) {
+  std::string err = dir_ + "/err";
+  EXPECT_EQ(1, Sh("echo 'not gzip at all' | " + Capsa() +
+                  " gunzip > /dev/null 2>'" + err + "'"));
+  EXPECT_NE(std::string::npos, Slurp(err).find("not in gzip format"))
+      << Slurp(err);
+  EXPECT_EQ(2, Sh(Capsa() + " gzip --bogus 2>/dev/null"));
+}
+
+TEST_F(CliTest, RenderWritesAPng) {
+  std::string md = ExeDir() + "/../../renderer/samples/page.md";
+  if (access(md.c_str(), R_OK) != 0) GTEST_SKIP() << "no sample page";
+  std::string png = dir_ + "/page.png", out = dir_ + "/out";
+  ASSERT_EQ(0, Sh(Capsa() + " render '" + md + "' -o '" + png +
+                  "' --width 640 > '" + out + "'"));
+  std::string bytes = Slurp(png);
+  ASSERT_GT(bytes.size(), 1000u);
+  EXPECT_EQ(std::string("\x89PNG\r\n\x1a\n", 8), bytes.substr(0, 8));
+  EXPECT_EQ(0u, Slurp(out).find(png + ": 640x")) << Slurp(out);
+  // A missing page: clear error, nothing written.
+  EXPECT_EQ(1, Sh(Capsa() + " render /nonexistent.md -o '" + dir_ +
+                  "/x.png' 2>/dev/null"));
+}
+
+TEST_F(CliTest, DemoRunsAllThreeRenderersAndPasses) {
+  std::string out = dir_ + "/demo.txt";
+  int rc = Sh(Capsa() + " demo --out '" + dir_ + "' > '" + out + "' 2>&1");
+  std::string text = Slurp(out);
+  EXPECT_EQ(0, rc) << text;
+  EXPECT_NE(std::string::npos, text.find("page ")) << text;
+  EXPECT_NE(std::string::npos, text.find("gzip ")) << text;
+  EXPECT_NE(std::string::npos,
+            text.find("none escaped; killed for bad message"))
+      << text;
+  EXPECT_EQ(0, access((dir_ + "/page.png").c_str(), R_OK));
+}
+
+}  // namespace
