@@ -83,9 +83,21 @@ def read_manifest(out_dir):
     return entries
 
 
+def reachable_by_nobody(binary):
+    """True when uid 65534 can reach and execute `binary` where it is (every
+    parent directory searchable), so tests that read the build tree next to
+    their binary work unprivileged too."""
+    r = subprocess.run(["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
+                        "--clear-groups", "/usr/bin/test", "-x", binary],
+                       stdin=subprocess.DEVNULL)
+    return r.returncode == 0
+
+
 def prepare_unprivileged_copy(binary, tmp):
     """uid 65534 may not reach the build tree (e.g. a clone under /root):
-    run a copy from a world-readable temporary directory."""
+    then run a copy from a world-readable temporary directory."""
+    if reachable_by_nobody(binary):
+        return binary
     dst = os.path.join(tmp, os.path.basename(binary))
     if not os.path.exists(dst):
         shutil.copy2(binary, dst)
@@ -173,7 +185,7 @@ def main():
                         counts["failed"] += 1
                         failures.append(label)
                         continue
-                    cwd = os.path.dirname(path) if unprivileged else out_dir
+                    cwd = tmp if unprivileged else out_dir
                     local = {"passed": 0, "failed": 0, "skipped": 0}
                     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
                         futs = {ex.submit(run_one, path, t, timeout, unprivileged,
