@@ -39,6 +39,8 @@ static_assert(static_cast<int>(fb::Body::GzipJob) == CAPSA_MSG_GZIP_JOB,
               "order");
 static_assert(static_cast<int>(fb::Body::GzipResult) == CAPSA_MSG_GZIP_RESULT,
               "order");
+static_assert(static_cast<int>(fb::Body::OpenChannel) == CAPSA_MSG_OPEN_CHANNEL,
+              "order");
 static_assert(static_cast<int>(fb::Body::MAX) == CAPSA_MSG_TYPE_COUNT - 1,
               "every union member has a capsa_msg_type_t");
 
@@ -129,6 +131,11 @@ flatbuffers::Offset<void> EncodeBody(Builder &b, const capsa_msg_t *m) {
       const auto &g = u.gzip_result;
       auto data = Bytes(b, g.data);
       return fb::CreateGzipResult(b, g.job_id, g.status, g.out_size, data)
+          .Union();
+    }
+    case CAPSA_MSG_OPEN_CHANNEL: {
+      auto purpose = Str(b, u.open_channel.purpose);
+      return fb::CreateOpenChannel(b, u.open_channel.channel_id, purpose)
           .Union();
     }
     default:
@@ -279,6 +286,12 @@ bool DecodeBody(const fb::Envelope *env, capsa_msg_t *m, Reader &rd) {
       u.gzip_result.out_size = g->out_size();
       rd.Bytes(g->data(), &u.gzip_result.data);
       return true;
+    }
+    case CAPSA_MSG_OPEN_CHANNEL: {
+      auto o = env->body_as_OpenChannel();
+      u.open_channel.channel_id = o->channel_id();
+      rd.field = "open_channel.purpose";
+      return rd.Str(o->purpose(), &u.open_channel.purpose);
     }
     default:
       capsa__bad(rd.reason, rd.reason_size, "unknown message type %u",

@@ -57,6 +57,7 @@ typedef enum capsa_msg_type {
   CAPSA_MSG_ERROR = 12,             // either way; may answer a request
   CAPSA_MSG_GZIP_JOB = 13,          // host -> renderer, request
   CAPSA_MSG_GZIP_RESULT = 14,       // renderer -> host, response
+  CAPSA_MSG_OPEN_CHANNEL = 15,      // host -> renderer, one channel handle
   CAPSA_MSG_TYPE_COUNT
 } capsa_msg_type_t;
 
@@ -210,6 +211,12 @@ typedef struct capsa_msg_gzip_result {
   capsa_bytes_t data;  // inline output (when the job had no handles)
 } capsa_msg_gzip_result_t;
 
+// Hands the renderer a new channel endpoint (handle 0, kind CHANNEL).
+typedef struct capsa_msg_open_channel {
+  uint32_t channel_id;  // the host's name for it, non-zero
+  const char *purpose;  // may be NULL
+} capsa_msg_open_channel_t;
+
 typedef struct capsa_msg {
   capsa_msg_type_t type;
   uint32_t flags;       // CAPSA_MSG_F_*
@@ -231,6 +238,7 @@ typedef struct capsa_msg {
     capsa_msg_error_t error;
     capsa_msg_gzip_job_t gzip_job;
     capsa_msg_gzip_result_t gzip_result;
+    capsa_msg_open_channel_t open_channel;
   } u;
 } capsa_msg_t;
 

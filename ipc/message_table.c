@@ -162,6 +162,13 @@ static int check_gzip_result(const capsa_msg_t *m, char *r, size_t n) {
   return 0;
 }
 
+static int check_open_channel(const capsa_msg_t *m, char *r, size_t n) {
+  if (m->u.open_channel.channel_id == 0) BAD("open_channel: channel id 0");
+  if (m->handles[0].kind != CAPSA_HANDLE_CHANNEL)
+    BAD("open_channel: handle 0 must be a channel endpoint");
+  return 0;
+}
+
 #define H CAPSA__FROM_HOST
 #define R CAPSA__FROM_RENDERER
 #define ANY CAPSA__FROM_ANY
@@ -207,6 +214,9 @@ static const capsa__msg_row_t kRows[CAPSA_MSG_TYPE_COUNT] = {
                             "demo workload: (de)compress untrusted data"},
     [CAPSA_MSG_GZIP_RESULT] = {CAPSA_MSG_GZIP_RESULT, "gzip_result", R, RESP, 0,
                                0, check_gzip_result, "answers gzip_job"},
+    [CAPSA_MSG_OPEN_CHANNEL] = {CAPSA_MSG_OPEN_CHANNEL, "open_channel", H,
+                                PLAIN, 1, 1, check_open_channel,
+                                "a further channel (service, other renderer)"},
 };
 
 const capsa__msg_row_t *capsa__msg_row(uint32_t type) {

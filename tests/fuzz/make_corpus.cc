@@ -121,6 +121,14 @@ int main(int argc, char **argv) {
     inputs.push_back(ok);
     inputs.push_back(swapped);
   }
+  {
+    capsa_msg_t m = ipc_test::Sample(CAPSA_MSG_OPEN_CHANNEL);
+    Input ok{"open_channel", {}}, stream{"open_channel_stream", {}};
+    Record(&ok.bytes, 1u << kFuzzSocketPair, m);
+    Record(&stream.bytes, 1u << kFuzzStreamSocket, m);
+    inputs.push_back(ok);
+    inputs.push_back(stream);
+  }
   for (const Input &in : inputs) {
     if (!Write(chan + "/" + in.name, in.bytes)) return 1;
     written++;

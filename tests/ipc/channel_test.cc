@@ -394,6 +394,66 @@ TEST(RendererLoop, ReceivesASealedRegion) {
   close(sp[1]);
 }
 
+// A channel endpoint travels as a handle and carries a channel of its own.
+TEST(RendererLoop, ReceivesAChannelEndpointAndUsesIt) {
+  int sp[2], inner[2];
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, inner));
+  capsa_msg_t m = Sample(CAPSA_MSG_OPEN_CHANNEL);
+  m.handles[0].fd = inner[0];
+  auto b = Encode(m);
+  ASSERT_GT(ipc_test::RawSend(sp[1], b.data(), b.size(), &inner[0], 1), 0);
+  close(inner[0]);
+  capsa_rloop_t l;
+  static int got;
+  got = -1;
+  ASSERT_EQ(0, capsa_rloop_init(
+                   &l, sp[0],
+                   [](capsa_rloop_t *, capsa_msg_t *msg) -> int {
+                     EXPECT_EQ(CAPSA_MSG_OPEN_CHANNEL, msg->type);
+                     EXPECT_EQ(2u, msg->u.open_channel.channel_id);
+                     EXPECT_STREQ("fonts", msg->u.open_channel.purpose);
+                     got = capsa_msg_take_handle(msg, 0);
+                     return 1;
+                   },
+                   nullptr));
+  ASSERT_EQ(1, capsa_rloop_run_once(&l, 1000)) << l.reason;
+  ASSERT_GE(got, 0);
+  // A second loop on the received endpoint hears the far end.
+  capsa_rloop_t l2;
+  ASSERT_EQ(0, capsa_rloop_init(
+                   &l2, got,
+                   [](capsa_rloop_t *, capsa_msg_t *msg) -> int {
+                     return msg->type == CAPSA_MSG_SHUTDOWN ? 7 : -EPROTO;
+                   },
+                   nullptr));
+  auto sd = Encode(Sample(CAPSA_MSG_SHUTDOWN));
+  ASSERT_GT(ipc_test::RawSend(inner[1], sd.data(), sd.size(), nullptr, 0), 0);
+  EXPECT_EQ(7, capsa_rloop_run_once(&l2, 1000)) << l2.reason;
+  capsa_rloop_close(&l2);
+  capsa_rloop_close(&l);
+  close(inner[1]);
+  close(sp[1]);
+}
+
+TEST(RendererLoop, RefusesAStreamSocketAsAChannel) {
+  int sp[2], st[2];
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, st));
+  int before = ipc_test::OpenFdCount();
+  auto b = Encode(Sample(CAPSA_MSG_OPEN_CHANNEL));
+  ASSERT_GT(ipc_test::RawSend(sp[1], b.data(), b.size(), &st[0], 1), 0);
+  capsa_rloop_t l;
+  ASSERT_EQ(0, capsa_rloop_init(&l, sp[0], nullptr, nullptr));
+  EXPECT_EQ(-EBADMSG, capsa_rloop_run_once(&l, 1000));
+  EXPECT_NE(nullptr, strstr(l.reason, "not SEQPACKET")) << l.reason;
+  EXPECT_EQ(before, ipc_test::OpenFdCount());  // the received copy is closed
+  capsa_rloop_close(&l);
+  close(st[0]);
+  close(st[1]);
+  close(sp[1]);
+}
+
 // Order across transports: an in-memory fast path standing in for the ring.
 struct FakeRing {
   std::deque<std::vector<uint8_t>> q;

@@ -16,6 +16,13 @@ namespace ipc_test {
 
 static const uint8_t kData[] = {1, 2, 3, 4, 5, 0, 255};
 
+capsa_rights_t ChannelRights() {
+  capsa_rights_t r;
+  r.cr_rights[0] = CAPSA_CAP_READ | CAPSA_CAP_WRITE | CAPSA_CAP_FSTAT;
+  r.cr_rights[1] = (1ULL << 58) | CAPSA_CAP_EVENT;
+  return r;
+}
+
 capsa_msg_t Sample(capsa_msg_type_t type) {
   capsa_msg_t m;
   capsa_msg_init(&m, type);
@@ -99,6 +106,15 @@ capsa_msg_t Sample(capsa_msg_type_t type) {
       u.gzip_result.status = 0;
       u.gzip_result.out_size = sizeof kData;
       u.gzip_result.data = {kData, sizeof kData};
+      break;
+    case CAPSA_MSG_OPEN_CHANNEL:
+      // Needs its handle: declared here, descriptor -1 (the codec carries
+      // declarations only; senders attach a real endpoint).
+      u.open_channel.channel_id = 2;
+      u.open_channel.purpose = "fonts";
+      m.handle_count = 1;
+      m.handles[0].kind = CAPSA_HANDLE_CHANNEL;
+      m.handles[0].rights = ChannelRights();
       break;
     default:
       break;

@@ -14,15 +14,17 @@
 namespace ipc_test {
 
 // A valid message of `type` with every field set to something recognisable
-// and no handles (gzip_job and friends use inline data).
+// and no handles (gzip_job and friends use inline data), except
+// OPEN_CHANNEL, which declares its one channel handle with fd -1.
 capsa_msg_t Sample(capsa_msg_type_t type);
 
 // A valid HELLO with seq 1.
 capsa_msg_t Hello();
 
 // Rights helpers.
-capsa_rights_t ReadRights();   // READ | SEEK | FSTAT | MMAP_R
-capsa_rights_t WriteRights();  // + WRITE | MMAP_W
+capsa_rights_t ReadRights();     // READ | SEEK | FSTAT | MMAP_R
+capsa_rights_t WriteRights();    // + WRITE | MMAP_W
+capsa_rights_t ChannelRights();  // READ | WRITE | FSTAT | EVENT
 
 // A sealed memfd of `size` bytes, read-only (future-write sealed) or
 // writable; -errno on failure. Caller owns the fd.

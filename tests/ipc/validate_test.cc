@@ -127,6 +127,16 @@ TEST(Validate, HandleCountsAndKinds) {
   EXPECT_BAD(m, "expected 0 or 2");
   capsa_msg_add_handle(&m, 4, CAPSA_HANDLE_SHM, &rw, 100, true);
   EXPECT_EQ("ok", Why(m));
+  m = Sample(CAPSA_MSG_OPEN_CHANNEL);
+  m.handle_count = 0;
+  EXPECT_BAD(m, "0 handles, allowed 1..1");
+  m = Sample(CAPSA_MSG_OPEN_CHANNEL);
+  m.handles[0].kind = CAPSA_HANDLE_FILE;
+  m.handles[0].rights = rr;
+  EXPECT_BAD(m, "channel endpoint");
+  m = Sample(CAPSA_MSG_OPEN_CHANNEL);
+  m.u.open_channel.channel_id = 0;
+  EXPECT_BAD(m, "channel id");
 }
 
 TEST(Validate, HandleDeclarations) {
