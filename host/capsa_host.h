@@ -145,6 +145,10 @@ typedef struct capsa_kind_options {
   unsigned heartbeat_ms;          // 0: no watchdog (default 1000)
   unsigned heartbeat_timeout_ms;  // default 5000
   unsigned max_restarts;          // default 0
+  // Keep one renderer of this kind forked ahead by the zygote, already in
+  // capability mode and waiting on its channel: a spawn then only hands it
+  // over (and the zygote forks the next). Costs one idle process.
+  bool keep_spare;
   // Broker: directory (borrowed, must stay open) beneath which "file:" may
   // open; -1: none.
   int resource_dir_fd;

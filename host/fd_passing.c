@@ -9,24 +9,30 @@
 #include <unistd.h>
 
 int capsa__send_fd(int sock, const void *buf, size_t len, int fd) {
+  return capsa__send_fds(sock, buf, len, &fd, fd >= 0 ? 1 : 0);
+}
+
+int capsa__send_fds(int sock, const void *buf, size_t len, const int *fds,
+                    int nfds) {
+  if (nfds < 0 || nfds > CAPSA__MAX_PASSED_FDS) return -EINVAL;
   struct iovec iov = {(void *)buf, len};
   struct msghdr mh;
   memset(&mh, 0, sizeof mh);
   mh.msg_iov = &iov;
   mh.msg_iovlen = 1;
   union {
-    char b[CMSG_SPACE(sizeof(int))];
+    char b[CMSG_SPACE(CAPSA__MAX_PASSED_FDS * sizeof(int))];
     struct cmsghdr align;
   } ctl;
-  if (fd >= 0) {
+  if (nfds > 0) {
     memset(&ctl, 0, sizeof ctl);
     mh.msg_control = ctl.b;
-    mh.msg_controllen = sizeof ctl.b;
+    mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
     struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
+    memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
   }
   for (;;) {
     ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL);
@@ -37,7 +43,15 @@ int capsa__send_fd(int sock, const void *buf, size_t len, int fd) {
 
 ssize_t capsa__recv_fd(int sock, void *buf, size_t len, int *fd_out,
                        int timeout_ms) {
-  if (fd_out) *fd_out = -1;
+  int n = 0;
+  return capsa__recv_fds(sock, buf, len, fd_out, fd_out ? 1 : 0, &n,
+                         timeout_ms);
+}
+
+ssize_t capsa__recv_fds(int sock, void *buf, size_t len, int *fds, int max,
+                        int *nfds, int timeout_ms) {
+  *nfds = 0;
+  for (int i = 0; i < max; i++) fds[i] = -1;
   struct pollfd pfd = {sock, POLLIN, 0};
   for (;;) {
     int r = poll(&pfd, 1, timeout_ms);
@@ -63,16 +77,16 @@ ssize_t capsa__recv_fd(int sock, void *buf, size_t len, int *fd_out,
     n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
   } while (n < 0 && errno == EINTR);
   if (n < 0) return -errno;
-  int got = -1;
+  int got = 0;
   bool extra = false;
   for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-    size_t nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-    for (size_t i = 0; i < nfds; i++) {
+    size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; i++) {
       int fd;
       memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-      if (got < 0 && fd_out) {
-        got = fd;
+      if (got < max) {
+        fds[got++] = fd;
       } else {
         close(fd);
         extra = true;
@@ -80,9 +94,12 @@ ssize_t capsa__recv_fd(int sock, void *buf, size_t len, int *fd_out,
     }
   }
   if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || extra) {
-    if (got >= 0) close(got);
+    for (int i = 0; i < got; i++) {
+      close(fds[i]);
+      fds[i] = -1;
+    }
     return -EPROTO;
   }
-  if (fd_out) *fd_out = got;
+  *nfds = got;
   return n;
 }

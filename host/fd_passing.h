@@ -15,6 +15,8 @@
 extern "C" {
 #endif
 
+#define CAPSA__MAX_PASSED_FDS 2
+
 // Sends `len` bytes of `buf` (borrowed) and `fd` (-1: none; borrowed, the
 // caller keeps and closes its copy). Blocking. Returns 0 or -errno.
 int capsa__send_fd(int sock, const void *buf, size_t len, int fd);
@@ -26,6 +28,14 @@ int capsa__send_fd(int sock, const void *buf, size_t len, int fd);
 // Returns the byte count (0 at EOF), -ETIMEDOUT or -errno.
 ssize_t capsa__recv_fd(int sock, void *buf, size_t len, int *fd_out,
                        int timeout_ms);
+
+// The same with up to CAPSA__MAX_PASSED_FDS descriptors: `fds` (borrowed)
+// holds `nfds` of them; received ones land in fds[0..*nfds) (owned by the
+// caller), the rest of fds[0..max) is -1.
+int capsa__send_fds(int sock, const void *buf, size_t len, const int *fds,
+                    int nfds);
+ssize_t capsa__recv_fds(int sock, void *buf, size_t len, int *fds, int max,
+                        int *nfds, int timeout_ms);
 
 #ifdef __cplusplus
 }

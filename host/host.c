@@ -295,11 +295,17 @@ static int launch(struct capsa_host_renderer *r) {
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return -errno;
   struct capsa_ns_child c;
-  int err = capsa__zygote_fork(&h->zygote, (unsigned)r->kind, sv[1], &c);
+  int spare_chan = -1;
+  int err =
+      capsa__zygote_fork(&h->zygote, (unsigned)r->kind, sv[1], &c, &spare_chan);
   close(sv[1]);
   if (err < 0) {
     close(sv[0]);
     return err;
+  }
+  if (spare_chan >= 0) {  // a spare renderer: its own channel, not ours
+    close(sv[0]);
+    sv[0] = spare_chan;
   }
   err = capsa_channel_init(h->loop, &r->ch, sv[0], NULL);
   if (err < 0) {
@@ -424,6 +430,7 @@ int capsa_host_start(capsa_host_t *host) {
         z->capmode = h->own_policy[i];
       }
     }
+    z->keep_spare = k->keep_spare;
     z->pid_namespace = k->pid_namespace &&
                        (h->opts.namespaces_wanted & CAPSA_NAMESPACE_PID) &&
                        (avail & CAPSA_NAMESPACE_PID);

@@ -25,9 +25,14 @@ struct request {
 };
 
 struct reply {
-  int32_t status;  // 0 (a pidfd is attached) or -errno
+  int32_t status;  // 0 (a pidfd is attached) or -errno; drain: 1 per spare
   int32_t pid;
+  int32_t spare;  // 1: a channel end is attached too, use it instead
 };
+
+// A request for this "kind" hands every spare's pidfd to the host, so that
+// it can kill and reap them (they are its children) before stopping us.
+#define DRAIN_KIND UINT32_MAX
 
 struct ready {
   int32_t status;
@@ -121,35 +126,98 @@ static void renderer_start(unsigned k, bool pid_ns) {
   _exit(kind->main(CHANNEL_FD, &rep, kind->arg));
 }
 
-static void serve_one(int ctrl, const struct request *req, int chan) {
-  struct reply rep = {0, 0};
-  struct capsa_ns_child child = {-1, 0};
-  if (req->kind >= g_nkinds || g_ready.kind_error[req->kind] < 0) {
-    rep.status =
-        req->kind >= g_nkinds ? -EINVAL : g_ready.kind_error[req->kind];
-  } else {
-    capsa_ns_policy *p = capsa_ns_policy_new();
-    bool pid_ns = g_kinds[req->kind].pid_namespace;
-    if (!p) {
-      rep.status = -ENOMEM;
-    } else {
-      capsa_ns_policy_set_namespaces(p, pid_ns ? CAPSA_NAMESPACE_PID : 0,
-                                     pid_ns ? CAPSA_NAMESPACE_PID : 0);
-      capsa_ns_policy_set_clone_parent(p, true);
-      capsa_ns_policy_keep_fd(p, chan, CHANNEL_FD);
-      capsa_ns_policy_keep_fd(p, 2, 2);
-      for (unsigned i = 0; i < g_npolicy_fds; i++)
-        capsa_ns_policy_keep_fd(p, g_policy_fds[i], g_policy_fds[i]);
-      int r = capsa_ns_fork(p, &child);
-      capsa_ns_policy_free(p);
-      if (r == 0) renderer_start(req->kind, pid_ns);  // child
-      rep.status = r < 0 ? r : 0;
-      rep.pid = r > 0 ? r : 0;
-    }
+// Forks a renderer of kind k on channel end `chan` (borrowed). Returns 0
+// with *child filled, or -errno; never returns in the child.
+static int fork_renderer(unsigned k, int chan, struct capsa_ns_child *child) {
+  capsa_ns_policy *p = capsa_ns_policy_new();
+  if (!p) return -ENOMEM;
+  bool pid_ns = g_kinds[k].pid_namespace;
+  capsa_ns_policy_set_namespaces(p, pid_ns ? CAPSA_NAMESPACE_PID : 0,
+                                 pid_ns ? CAPSA_NAMESPACE_PID : 0);
+  capsa_ns_policy_set_clone_parent(p, true);
+  capsa_ns_policy_keep_fd(p, chan, CHANNEL_FD);
+  capsa_ns_policy_keep_fd(p, 2, 2);
+  for (unsigned i = 0; i < g_npolicy_fds; i++)
+    capsa_ns_policy_keep_fd(p, g_policy_fds[i], g_policy_fds[i]);
+  int r = capsa_ns_fork(p, child);
+  capsa_ns_policy_free(p);
+  if (r == 0) renderer_start(k, pid_ns);  // child
+  return r < 0 ? r : 0;
+}
+
+// One renderer per kind forked ahead of time (kinds with keep_spare): it is
+// already in capability mode, its HELLO waiting in the socket, when the host
+// asks. Its host end of the channel stays here until then.
+struct spare {
+  bool valid;
+  int chan;  // host end
+  struct capsa_ns_child child;
+};
+static struct spare g_spare[CAPSA__ZYGOTE_MAX_KINDS];
+
+static void make_spare(unsigned k) {
+  if (!g_kinds[k].keep_spare || g_spare[k].valid || g_ready.kind_error[k] < 0)
+    return;
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return;
+  struct capsa_ns_child c;
+  int err = fork_renderer(k, sv[1], &c);
+  close(sv[1]);
+  if (err < 0) {
+    close(sv[0]);
+    return;
   }
+  g_spare[k] = (struct spare){true, sv[0], c};
+}
+
+static void drain(int ctrl) {
+  for (unsigned k = 0; k < g_nkinds; k++) {
+    if (!g_spare[k].valid) continue;
+    struct reply rep = {1, g_spare[k].child.pid, 0};
+    capsa__send_fd(ctrl, &rep, sizeof rep, g_spare[k].child.pidfd);
+    close(g_spare[k].child.pidfd);
+    close(g_spare[k].chan);
+    g_spare[k].valid = false;
+  }
+  struct reply done = {0, 0, 0};
+  capsa__send_fd(ctrl, &done, sizeof done, -1);
+}
+
+static void serve_one(int ctrl, const struct request *req, int chan) {
+  struct reply rep = {0, 0, 0};
+  unsigned k = req->kind;
+  if (k == DRAIN_KIND) {
+    close(chan);
+    drain(ctrl);
+    return;
+  }
+  if (k >= g_nkinds || g_ready.kind_error[k] < 0) {
+    rep.status = k >= g_nkinds ? -EINVAL : g_ready.kind_error[k];
+    close(chan);
+    capsa__send_fd(ctrl, &rep, sizeof rep, -1);
+    return;
+  }
+  if (g_spare[k].valid) {
+    // Hand over the spare; the host's own channel end is not needed.
+    close(chan);
+    struct spare sp = g_spare[k];
+    g_spare[k].valid = false;
+    rep.pid = sp.child.pid;
+    rep.spare = 1;
+    int fds[2] = {sp.child.pidfd, sp.chan};
+    capsa__send_fds(ctrl, &rep, sizeof rep, fds, 2);
+    close(sp.child.pidfd);
+    close(sp.chan);
+    make_spare(k);  // the next one, off the requester's critical path
+    return;
+  }
+  struct capsa_ns_child child = {-1, 0};
+  rep.status = fork_renderer(k, chan, &child);
+  rep.pid = child.pid;
   close(chan);
   capsa__send_fd(ctrl, &rep, sizeof rep, rep.status == 0 ? child.pidfd : -1);
   if (child.pidfd >= 0) close(child.pidfd);
+  make_spare(k);
 }
 
 static int zygote_main(void *arg) {
@@ -179,6 +247,7 @@ static int zygote_main(void *arg) {
   for (int fd = CTRL_FD + 1; fd < 1024 && g_npolicy_fds < MAX_POLICY_FDS; fd++)
     if (fcntl(fd, F_GETFD) >= 0) g_policy_fds[g_npolicy_fds++] = fd;
   if (capsa__send_fd(CTRL_FD, &g_ready, sizeof g_ready, -1) < 0) return 1;
+  for (unsigned k = 0; k < g_nkinds; k++) make_spare(k);
   for (;;) {
     struct request req;
     int chan = -1;
@@ -187,7 +256,7 @@ static int zygote_main(void *arg) {
     if (n < 0) continue;
     if (n != (ssize_t)sizeof req || chan < 0) {
       if (chan >= 0) close(chan);
-      struct reply rep = {-EBADMSG, 0};
+      struct reply rep = {-EBADMSG, 0, 0};
       capsa__send_fd(CTRL_FD, &rep, sizeof rep, -1);
       continue;
     }
@@ -257,33 +326,61 @@ int capsa__zygote_start(capsa__zygote *z,
 }
 
 int capsa__zygote_fork(capsa__zygote *z, unsigned kind, int channel_fd,
-                       struct capsa_ns_child *child) {
-  if (!z || !child || channel_fd < 0) return -EINVAL;
+                       struct capsa_ns_child *child, int *channel_out) {
+  if (!z || !child || channel_fd < 0 || !channel_out || kind == DRAIN_KIND)
+    return -EINVAL;
+  *channel_out = -1;
   if (z->sock < 0) return -EPIPE;
   struct request req = {kind};
   int err = capsa__send_fd(z->sock, &req, sizeof req, channel_fd);
   if (err < 0) return err;
   struct reply rep;
-  int pidfd = -1;
-  ssize_t n =
-      capsa__recv_fd(z->sock, &rep, sizeof rep, &pidfd, ZYGOTE_TIMEOUT_MS);
+  int fds[2], nfds = 0;
+  ssize_t n = capsa__recv_fds(z->sock, &rep, sizeof rep, fds, 2, &nfds,
+                              ZYGOTE_TIMEOUT_MS);
   if (n < 0) return (int)n;
-  if (n != (ssize_t)sizeof rep) {
-    if (pidfd >= 0) close(pidfd);
-    return n == 0 ? -EPIPE : -EPROTO;
+  int want = rep.status == 0 ? (rep.spare ? 2 : 1) : 0;
+  if (n != (ssize_t)sizeof rep || rep.status > 0 || nfds != want) {
+    for (int i = 0; i < nfds; i++) close(fds[i]);
+    return n == 0 ? -EPIPE : rep.status < 0 ? rep.status : -EPROTO;
   }
-  if (rep.status < 0 || pidfd < 0) {
-    if (pidfd >= 0) close(pidfd);
-    return rep.status < 0 ? rep.status : -EPROTO;
-  }
-  child->pidfd = pidfd;
+  if (rep.status < 0) return rep.status;
+  child->pidfd = fds[0];
   child->pid = rep.pid;
+  if (rep.spare) *channel_out = fds[1];
   return 0;
+}
+
+// Takes the spares back (they are our children) and kills and reaps them.
+static void drain_spares(capsa__zygote *z) {
+  struct request req = {DRAIN_KIND};
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return;
+  int err = capsa__send_fd(z->sock, &req, sizeof req, sv[0]);
+  close(sv[0]);
+  close(sv[1]);
+  for (int i = 0; err == 0 && i <= CAPSA__ZYGOTE_MAX_KINDS; i++) {
+    struct reply rep;
+    int pidfd = -1;
+    ssize_t n =
+        capsa__recv_fd(z->sock, &rep, sizeof rep, &pidfd, ZYGOTE_TIMEOUT_MS);
+    if (n != (ssize_t)sizeof rep || rep.status != 1 || pidfd < 0) {
+      if (pidfd >= 0) close(pidfd);
+      break;
+    }
+    syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+    siginfo_t si;
+    while (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0 &&
+           errno == EINTR) {
+    }
+    close(pidfd);
+  }
 }
 
 void capsa__zygote_stop(capsa__zygote *z) {
   if (!z) return;
   if (z->sock >= 0) {
+    drain_spares(z);
     close(z->sock);
     z->sock = -1;
   }

@@ -60,6 +60,9 @@ struct capsa__zygote_kind {
   // embedder disabled the check for that kind).
   capsa_capmode_policy *capmode;
   bool pid_namespace;  // a fresh pid namespace per renderer
+  // Keep one renderer of this kind forked ahead (already in capability
+  // mode, waiting on its channel), so a spawn only hands it over.
+  bool keep_spare;
   // RLIM_INFINITY or 0 = leave as inherited.
   rlim_t limit_as;      // bytes of address space
   rlim_t limit_cpu;     // seconds of CPU
@@ -91,13 +94,17 @@ int capsa__zygote_start(capsa__zygote *z,
 
 // Forks a renderer of `kind` whose fd 3 is `channel_fd` (borrowed: the
 // caller still closes its copy). On success *child holds the renderer's pidfd
-// (owned by the caller) and pid, and the caller is its parent. Blocks for the
-// zygote's answer (at most 5 s). Returns 0, -EINVAL, -EPIPE (zygote gone),
-// -ETIMEDOUT, or the zygote's fork error.
+// (owned by the caller) and pid, and the caller is its parent. When the kind
+// keeps a spare, the spare is handed over instead: *channel_out is then the
+// host end of the spare's channel (owned by the caller, to use instead of
+// its own), else -1. Blocks for the zygote's answer (at most 5 s). Returns
+// 0, -EINVAL, -EPIPE (zygote gone), -ETIMEDOUT, or the zygote's fork error.
 int capsa__zygote_fork(capsa__zygote *z, unsigned kind, int channel_fd,
-                       struct capsa_ns_child *child);
+                       struct capsa_ns_child *child, int *channel_out);
 
-// Closes the control socket (the zygote exits), reaps it. Idempotent.
+// Takes back the spares (kills and reaps them: they are the caller's
+// children), closes the control socket (the zygote exits), reaps the zygote.
+// Idempotent.
 void capsa__zygote_stop(capsa__zygote *z);
 
 #ifdef __cplusplus
