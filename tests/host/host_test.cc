@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <map>
@@ -480,6 +481,29 @@ TEST(HostLifecycle, FailuresAreIsolatedAndNothingLeaks) {
     t.Run();
   }
   EXPECT_EQ(before, CountFds());
+}
+
+TEST_F(HostTest, SpareRendererIsHandedOverAndReapedAtClose) {
+  int k = Kind("spare", [](capsa_kind_options_t *o) { o->keep_spare = true; });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k, "one");
+  ASSERT_TRUE(RunUntil([&] { return !Logs(0).empty(); }, 10000)) << Dump();
+  Spawn(k, "two");
+  ASSERT_TRUE(RunUntil([&] { return !Logs(1).empty(); }, 10000)) << Dump();
+  EXPECT_EQ("echo one", Logs(0)[0]);
+  EXPECT_EQ("echo two", Logs(1)[0]);
+  EXPECT_TRUE(f_.checks[f_.renderers[1]].ok) << f_.checks[f_.renderers[1]].why;
+  EXPECT_NE(capsa_renderer_pid(f_.renderers[0]),
+            capsa_renderer_pid(f_.renderers[1]));
+  capsa_host_close(&f_.host, [](capsa_host_t *h) {
+    static_cast<Fixture *>(h->data)->host_closed = true;
+  });
+  ASSERT_TRUE(RunUntil([&] { return f_.host_closed; }, 10000));
+  // Every renderer, the zygote and the spare it had ready: all reaped.
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  EXPECT_EQ(-1, waitid(P_ALL, 0, &si, WEXITED | WNOHANG));
+  EXPECT_EQ(ECHILD, errno);
 }
 
 class BrokerTest : public HostTest {
