@@ -26,6 +26,9 @@ extern "C" {
 
 #define CAPSA__MAX_PENDING 64
 #define CAPSA__DEFAULT_MAX_QUEUED (1u << 20)
+// Descriptors held by a send queue: a peer that never reads must not make us
+// run out of descriptor numbers either.
+#define CAPSA__MAX_QUEUED_FDS 256
 
 typedef struct capsa__pending {
   uint64_t id;           // 0: free slot
@@ -51,6 +54,7 @@ typedef struct capsa__chan_core {
   uint64_t next_request_id;  // outgoing requests
   capsa__qent_t *qhead, *qtail;
   size_t queued_bytes, max_queued;
+  size_t queued_fds;
   capsa__pending_t pending[CAPSA__MAX_PENDING];
   unsigned npending;
   // Ids of requests that timed out recently: their late replies are dropped,

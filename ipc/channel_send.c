@@ -63,6 +63,7 @@ int capsa__core_flush(capsa__chan_core_t *c) {
     c->qhead = e->next;
     if (c->qhead == NULL) c->qtail = NULL;
     c->queued_bytes -= e->len;
+    c->queued_fds -= (size_t)e->nfds;
     close_fds(e->fds, e->nfds);
     free(e);
   }
@@ -78,6 +79,7 @@ void capsa__core_free_queue(capsa__chan_core_t *c) {
   }
   c->qtail = NULL;
   c->queued_bytes = 0;
+  c->queued_fds = 0;
 }
 
 int capsa__core_send(capsa__chan_core_t *c, capsa_msg_t *msg) {
@@ -117,7 +119,9 @@ int capsa__core_send(capsa__chan_core_t *c, capsa_msg_t *msg) {
     }
   }
   // The kernel's buffer is full (the peer is not reading): queue, bounded.
-  if (c->queued_bytes + (size_t)len > c->max_queued) return -ENOBUFS;
+  if (c->queued_bytes + (size_t)len > c->max_queued ||
+      c->queued_fds + (size_t)nfds > CAPSA__MAX_QUEUED_FDS)
+    return -ENOBUFS;
   capsa__qent_t *e = malloc(sizeof *e + (size_t)len);
   if (e == NULL) return -ENOMEM;
   e->next = NULL;
@@ -131,6 +135,7 @@ int capsa__core_send(capsa__chan_core_t *c, capsa_msg_t *msg) {
     c->qhead = e;
   c->qtail = e;
   c->queued_bytes += (size_t)len;
+  c->queued_fds += (size_t)nfds;
   c->next_seq++;
   for (int i = 0; i < nfds; i++) msg->handles[i].fd = -1;
   return 0;

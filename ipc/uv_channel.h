@@ -23,7 +23,8 @@
 // that message and stops reading for good.
 //
 // Limits: sends that the kernel cannot take now are queued up to
-// max_queued_bytes, after which capsa_channel_send returns -ENOBUFS; while
+// max_queued_bytes (and 256 descriptors), after which capsa_channel_send
+// returns -ENOBUFS; while
 // the queue is above half of that the channel stops reading from the peer
 // (backpressure: a peer that never reads cannot make us queue without
 // bound). At most max_messages_per_wakeup messages are handled per loop

@@ -226,6 +226,33 @@ TEST_F(HostChannel, PeerThatNeverReadsHitsTheQueueCap) {
   EXPECT_EQ(0, err_);
 }
 
+TEST_F(HostChannel, PeerThatNeverReadsCannotPinOurDescriptors) {
+  Open();
+  int region = ipc_test::SealedRegion(800 * 600 * 4, true);
+  ASSERT_GE(region, 0);
+  int err = 0, sent = 0;
+  for (int i = 0; i < 100000 && err == 0; i++) {
+    capsa_msg_t m = Sample(CAPSA_MSG_RESIZE);
+    capsa_rights_t rw = ipc_test::WriteRights();
+    int fd = dup(region);
+    ASSERT_GE(fd, 0);
+    capsa_msg_add_handle(&m, fd, CAPSA_HANDLE_SHM, &rw, 800 * 600 * 4, true);
+    err = capsa_channel_send(&ch_, &m);
+    if (err == 0) {
+      sent++;
+      EXPECT_EQ(-1, m.handles[0].fd);  // the channel owns it now
+    } else {
+      EXPECT_EQ(fd, m.handles[0].fd);  // still ours
+      close(fd);
+    }
+  }
+  EXPECT_EQ(-ENOBUFS, err);
+  // The kernel holds some in flight; the queue at most 256 more.
+  EXPECT_LT(ipc_test::OpenFdCount(), fds_before_ + sent);
+  EXPECT_LE(ipc_test::OpenFdCount(), fds_before_ + 1 + 256);
+  close(region);
+}
+
 TEST_F(HostChannel, FloodingPeerDoesNotStarveAnother) {
   capsa_channel_options_t o = {CAPSA_PEER_RENDERER, 0, 4, 0};
   Open(&o);
