@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -85,6 +86,17 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
     if (write(3, junk, sizeof junk) < 0) return -errno;
   } else if (cmd == "exit3") {
     return -3;  // the runtime exits with CAPSA_RENDERER_EXIT_HANDLER
+  } else if (cmd == "alloc") {
+    // 256 MiB, touched: refused under a smaller RLIMIT_AS.
+    size_t n = 256u << 20;
+    char *p = static_cast<char *>(malloc(n));
+    if (p) memset(p, 1, n);
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "alloc=%s", p ? "ok" : "ENOMEM");
+    free(p);
+  } else if (cmd == "fds") {
+    int n = 0;
+    while (n < 10000 && memfd_create("x", MFD_CLOEXEC) >= 0) n++;
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "fds=%d errno=%d", n, errno);
   } else if (cmd == "open") {
     int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
     capsa_rctx_log(r, CAPSA_LOG_INFO, "open=%d errno=%d", fd,
@@ -437,6 +449,38 @@ TEST_F(HostTest, CpuLimitIsReportedAsALimit) {
   const Ev *e = Find(CAPSA_EV_LIMIT);
   ASSERT_NE(nullptr, e) << Dump();
   EXPECT_EQ(SIGXCPU, e->signal);
+}
+
+TEST_F(HostTest, MemoryAndDescriptorLimitsApply) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "RLIMIT_AS is not applied under ASan";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "RLIMIT_AS is not applied under ASan";
+#endif
+#endif
+  int limited = Kind("limited", [](capsa_kind_options_t *o) {
+    o->limit_memory = 128u << 20;
+    o->limit_open_files = 32;
+  });
+  int roomy =
+      Kind("roomy", [](capsa_kind_options_t *o) { o->limit_open_files = 256; });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(limited, "alloc|fds");
+  Spawn(roomy, "alloc|fds");
+  ASSERT_TRUE(RunUntil(
+      [&] { return Logs(0).size() >= 2 && Logs(1).size() >= 2; }, 10000))
+      << Dump();
+  EXPECT_EQ("alloc=ENOMEM", Logs(0)[0]);
+  EXPECT_EQ("alloc=ok", Logs(1)[0]);
+  // 32 descriptors in all: stdio, the channel, the policies' rulesets...
+  int n0 = -1, n1 = -1, e0 = 0;
+  sscanf(Logs(0)[1].c_str(), "fds=%d errno=%d", &n0, &e0);
+  sscanf(Logs(1)[1].c_str(), "fds=%d", &n1);
+  EXPECT_GT(n0, 0);
+  EXPECT_LT(n0, 32);
+  EXPECT_EQ(EMFILE, e0);
+  EXPECT_GT(n1, 200);
 }
 
 TEST_F(HostTest, BadMessageKillsAndIsNeverRestarted) {
