@@ -10,6 +10,7 @@ static const struct capsa_cli_command kCommands[] = {
     {"doctor", "report what this kernel offers and self-test capability mode",
      capsa_cmd_doctor},
     {"bench", "benchmarks, as ratios against raw baselines", capsa_cmd_bench},
+    {"fuzz", "live IPC fuzzing campaign against a real host", capsa_cmd_fuzz},
     {"render", "render untrusted Markdown to PNG in a sandboxed renderer",
      capsa_cmd_render},
     {"gzip", "compress in a sandboxed renderer (stdin/stdout or FILE)",
