@@ -5,9 +5,11 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -169,6 +171,22 @@ TEST_F(HandleCheck, Sockets) {
   if (in >= 0) {
     EXPECT_REASON(Check(in, Decl(CAPSA_HANDLE_CHANNEL, 0, false)), "AF_UNIX");
     close(in);
+  }
+}
+
+// Anonymous-inode descriptors (eventfd, pidfd) are none of the kinds, whatever
+// mode bits this kernel gives anon inodes.
+TEST_F(HandleCheck, AnonymousInodesAreRefused) {
+  int efd = eventfd(0, EFD_CLOEXEC);
+  ASSERT_GE(efd, 0);
+  int pfd = static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0));
+  for (int fd : {efd, pfd}) {
+    if (fd < 0) continue;
+    EXPECT_NE("ok", Check(fd, Decl(CAPSA_HANDLE_FILE, 0, false)));
+    EXPECT_NE("ok", Check(fd, Decl(CAPSA_HANDLE_SHM, 4096, false)));
+    EXPECT_NE("ok", Check(fd, Decl(CAPSA_HANDLE_SHM, 4096, true)));
+    EXPECT_NE("ok", Check(fd, Decl(CAPSA_HANDLE_CHANNEL, 0, false)));
+    close(fd);
   }
 }
 
