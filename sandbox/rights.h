@@ -183,8 +183,10 @@ bool capsa_rights_contains(const capsa_rights_t *big,
 
 // Limits `fd` (still owned by the caller) to `rights` (borrowed). Returns 0,
 // or -ENOTCAPABLE when `rights` is not a subset of the current rights,
-// -EBADF, -EINVAL for malformed rights, -ENOSYS when this kernel has no
-// seccomp filters (nothing changed then), -ENOMEM.
+// -EBADF, -EINVAL for malformed rights, -ENOMEM, -ENOSYS when this kernel
+// has no seccomp filters, -EAGAIN when a thread could not be synchronised.
+// On -ENOSYS/-EAGAIN the object may already have been narrowed (never
+// widened) but the table and capsa_rights_get() are unchanged.
 //
 // Enforcement (docs/rights.md has the table of every right and gap):
 // 1. the kernel object, which survives dup, fork and SCM_RIGHTS: a regular
