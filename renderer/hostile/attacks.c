@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "renderer/hostile/attacks_internal.h"
+#include "sandbox/rights.h"
 
 #ifndef UFFD_USER_MODE_ONLY
 #define UFFD_USER_MODE_ONLY 1
@@ -187,6 +188,28 @@ int capsa__atk_ptrace_host(const struct capsa_attack_env *env) {
   return ptrace(PTRACE_SEIZE, env->host_pid, 0, 0) == 0 ? 0 : fail();
 }
 
+int capsa__atk_ptrace_sibling(const struct capsa_attack_env *env) {
+  if (env->sibling_pid <= 0) return CAPSA_ATTACK_NOT_APPLICABLE;
+  return ptrace(PTRACE_SEIZE, env->sibling_pid, 0, 0) == 0 ? 0 : fail();
+}
+
+static int read_other(pid_t pid) {
+  char buf[16];
+  static char there[16];
+  struct iovec local = {buf, sizeof buf}, remote = {there, sizeof there};
+  return process_vm_readv(pid, &local, 1, &remote, 1, 0) >= 0 ? 0 : fail();
+}
+
+int capsa__atk_process_vm_sibling(const struct capsa_attack_env *env) {
+  if (env->sibling_pid <= 0) return CAPSA_ATTACK_NOT_APPLICABLE;
+  return read_other(env->sibling_pid);
+}
+
+int capsa__atk_kill_sibling(const struct capsa_attack_env *env) {
+  if (env->sibling_pid <= 0) return CAPSA_ATTACK_NOT_APPLICABLE;
+  return kill(env->sibling_pid, 0) == 0 ? 0 : fail();
+}
+
 int capsa__atk_process_vm_read(const struct capsa_attack_env *env) {
   char buf[16];
   static char there[16];
@@ -253,6 +276,34 @@ int capsa__atk_execveat_fd(const struct capsa_attack_env *env) {
   char *const envp[] = {NULL};
   syscall(SYS_execveat, AT_FDCWD, "/bin/sh", argv, envp, 0);
   return fail();
+}
+
+int capsa__atk_execve_setuid(const struct capsa_attack_env *env) {
+  // mount(8) is setuid root on Debian; --version only prints.
+  char *const argv[] = {"mount", "--version", NULL};
+  char *const envp[] = {NULL};
+  execve("/bin/mount", argv, envp);
+  return fail();
+}
+
+int capsa__atk_rights_widen(const struct capsa_attack_env *env) {
+  if (env->limited_fd < 0) return CAPSA_ATTACK_NOT_APPLICABLE;
+  capsa_rights_t all;
+  capsa_rights_init_all(&all);
+  return capsa_rights_limit(env->limited_fd, &all);
+}
+
+int capsa__atk_rights_write(const struct capsa_attack_env *env) {
+  if (env->limited_fd < 0) return CAPSA_ATTACK_NOT_APPLICABLE;
+  return write(env->limited_fd, "", 0) == 0 ? 0 : fail();
+}
+
+int capsa__atk_rights_dup(const struct capsa_attack_env *env) {
+  if (env->limited_fd < 0) return CAPSA_ATTACK_NOT_APPLICABLE;
+  int fd = dup(env->limited_fd);
+  if (fd < 0) return fail();
+  close(fd);
+  return 0;
 }
 
 int capsa__atk_setuid_root(const struct capsa_attack_env *env) {

@@ -56,6 +56,12 @@ const struct capsa_attack capsa_attacks[] = {
     // --- other processes ---
     ROW("ptrace-host", "ptrace(PTRACE_SEIZE, host)", ptrace_host, "seccomp",
         ECAPMODE),
+    ROW("ptrace-sibling", "ptrace(PTRACE_SEIZE, another renderer)",
+        ptrace_sibling, "seccomp", ECAPMODE),
+    ROW("process-vm-sibling", "process_vm_readv(another renderer)",
+        process_vm_sibling, "seccomp", ECAPMODE),
+    ROW("kill-sibling", "kill(another renderer, 0)", kill_sibling, "seccomp",
+        ECAPMODE, EPERM),
     ROW("process-vm-read", "process_vm_readv(host)", process_vm_read, "seccomp",
         ECAPMODE),
     ROW("kill-init", "kill(1, 0)", kill_init, "seccomp", ECAPMODE, EPERM),
@@ -76,6 +82,8 @@ const struct capsa_attack capsa_attacks[] = {
     ROW("execve-sh", "execve(\"/bin/sh\")", execve_sh, "seccomp", ECAPMODE),
     ROW("execveat", "execveat(AT_FDCWD, \"/bin/sh\")", execveat_fd, "seccomp",
         ECAPMODE),
+    ROW("execve-setuid", "execve(\"/bin/mount\"), a setuid-root binary",
+        execve_setuid, "seccomp", ECAPMODE),
     // --- kernel attack surface ---
     ROW("io-uring-setup", "io_uring_setup()", io_uring, "seccomp", ECAPMODE),
     ROW("bpf", "bpf(BPF_MAP_CREATE)", bpf, "seccomp", ECAPMODE),
@@ -109,6 +117,13 @@ const struct capsa_attack capsa_attacks[] = {
     ROW("shm-mprotect-writable", "mprotect(PROT_WRITE) of its mapping",
         shm_mprotect_writable, "descriptor mode + seals", EACCES, EPERM,
         ENOTCAPABLE),
+    // --- a descriptor the host limited with capsa_rights_limit() ---
+    ROW("rights-widen", "capsa_rights_limit() back to all rights", rights_widen,
+        "rights", ENOTCAPABLE),
+    ROW("rights-write", "write() without CAP_WRITE", rights_write, "rights",
+        ENOTCAPABLE, EBADF),
+    ROW("rights-dup", "dup() of a limited descriptor (drops the filter)",
+        rights_dup, "rights", ENOTCAPABLE),
 };
 const size_t capsa_attacks_count =
     sizeof capsa_attacks / sizeof capsa_attacks[0];
@@ -123,6 +138,7 @@ void capsa_attack_env_init(struct capsa_attack_env *env) {
   env->host_pid = getppid();
   env->ro_shm_fd = -1;
   env->dir_fd = -1;
+  env->limited_fd = -1;
   env->tty_fd = 0;
 }
 
@@ -151,7 +167,7 @@ struct report {
   uint32_t magic;
   int rc;
 };
-enum { kReportMagic = 0xCA75A5, kExecExit = 42, kTimeoutSeconds = 5 };
+enum { kReportMagic = 0xCA75A5, kTimeoutSeconds = 5 };
 
 int capsa_attack_run(const struct capsa_attack *a,
                      const struct capsa_attack_env *env,
@@ -192,8 +208,10 @@ int capsa_attack_run(const struct capsa_attack *a,
       int rc = rep->rc;
       res->observed_errno = rc < 0 ? -rc : 0;
       res->verdict = capsa_attack_classify(a, rc, 0);
-    } else if (WIFEXITED(status) && WEXITSTATUS(status) == kExecExit) {
-      res->verdict = CAPSA_VERDICT_ESCAPED;  // the exec'd shell ran
+    } else if (WIFEXITED(status)) {
+      // No report, no signal: the attempt's process image was replaced by
+      // an exec (execve-sh's shell exits 42, another program anything).
+      res->verdict = CAPSA_VERDICT_ESCAPED;
     }
   }
   munmap(rep, sizeof *rep);

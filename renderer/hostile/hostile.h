@@ -18,9 +18,11 @@
 // Each attempt runs in a forked child of the caller (fork is allowed in
 // capability mode), so an attack the sandbox answers with a kill (SIGSYS)
 // is observed and the caller survives; the child reports through a shared
-// anonymous page, not a descriptor. Attempts are written so that if one
-// succeeded it would do no harm: signal 0, PTRACE_SEIZE (no stop) then
-// detach, mount on a path that does not exist, execve of `sh -c 'exit 42'`.
+// anonymous page, not a descriptor; a child that ends without reporting
+// and without a signal was replaced by an exec: an escape. Attempts are
+// written so that if one succeeded it would do no harm: signal 0,
+// PTRACE_SEIZE (no stop), mount on a path that does not exist, execve of
+// `sh -c 'exit 42'` or `mount --version`.
 #ifndef CAPSA_RENDERER_HOSTILE_HOSTILE_H_
 #define CAPSA_RENDERER_HOSTILE_HOSTILE_H_
 
@@ -34,15 +36,24 @@ extern "C" {
 
 // What the attacker holds. Every descriptor is borrowed (owned by the
 // caller, never closed by an attack; attacks run in children anyway).
+//
+// In a PID namespace the host is outside it and getppid() is 0: pass the
+// host's pid as the renderer's namespace sees it, if any; attempts on pid 0
+// then aim at the caller's own process group, which capability mode refuses
+// as well (signals only to the caller's own pid).
 struct capsa_attack_env {
-  pid_t host_pid;  // the broker to attack (ptrace, signals, process_vm)
-  int ro_shm_fd;   // read-only sealed shared memory received, or -1
+  pid_t host_pid;     // the broker to attack (ptrace, signals, process_vm)
+  pid_t sibling_pid;  // another renderer to attack, or 0
+  int ro_shm_fd;      // read-only sealed shared memory received, or -1
   size_t ro_shm_size;
-  int dir_fd;  // a directory handle to escape from with "..", or -1
-  int tty_fd;  // a descriptor to try TIOCSTI on (default 0)
+  int dir_fd;      // a directory handle to escape from with "..", or -1
+  int limited_fd;  // a descriptor limited (capsa_rights_limit) to rights
+                   // without CAP_WRITE, or -1
+  int tty_fd;      // a descriptor to try TIOCSTI on (default 0)
 };
 
-// Defaults: host_pid = getppid(), no shm, no directory, tty_fd = 0.
+// Defaults: host_pid = getppid(), no sibling, no shm, no directory, no
+// limited descriptor, tty_fd = 0.
 void capsa_attack_env_init(struct capsa_attack_env *env);
 
 // An attempt returns 0 when the operation SUCCEEDED (an escape), -errno when

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <set>
@@ -19,6 +20,7 @@
 #include "sandbox/capmode.h"
 #include "sandbox/errors.h"
 #include "sandbox/memfd.h"
+#include "sandbox/rights.h"
 #include "tests/harness/child.h"
 #include "tests/workloads/test_util.h"
 
@@ -109,7 +111,8 @@ TEST(HostileList, FormatAndArguments) {
 // region, as a host would delegate them.
 struct Held {
   capsa_workloads::TempDir dir;
-  int dir_fd = -1, shm_fd = -1;
+  int dir_fd = -1, shm_fd = -1, limited_fd = -1;
+  pid_t sibling = 0;
   size_t shm_size = 8192;
   void Make() {
     ASSERT_TRUE(dir.ok());
@@ -124,12 +127,37 @@ struct Held {
     shm_fd = open(path, O_RDONLY | O_CLOEXEC);
     ASSERT_GE(shm_fd, 0);
     close(w);
+    // Another "renderer": a process that is not the attacker's, dying with
+    // the test child (capability mode could not kill it).
+    pid_t parent = getpid();
+    sibling = fork();
+    ASSERT_GE(sibling, 0);
+    if (sibling == 0) {
+      // It must not outlive the test child, whose stdout it shares: the
+      // death signal, and a poll for the race where the parent is gone
+      // before prctl().
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      while (getppid() == parent) usleep(50 * 1000);
+      _exit(0);
+    }
+  }
+  // A file descriptor limited to reading (installs a rights filter on the
+  // calling process: only in a forked child).
+  void Limit() {
+    limited_fd =
+        open(dir.File("limited").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(limited_fd, 0);
+    capsa_rights_t r;
+    capsa_rights_init(&r, CAPSA_CAP_READ, CAPSA_CAP_FSTAT);
+    ASSERT_EQ(0, capsa_rights_limit(limited_fd, &r));
   }
   void Fill(capsa_attack_env *env) {
     capsa_attack_env_init(env);
     env->dir_fd = dir_fd;
     env->ro_shm_fd = shm_fd;
     env->ro_shm_size = shm_size;
+    env->sibling_pid = sibling;
+    env->limited_fd = limited_fd;
   }
 };
 
@@ -143,7 +171,7 @@ TEST(HostileRun, AttemptsAreRealOutsideTheSandbox) {
     for (const char *n :
          {"open-etc-passwd", "openat-cwd", "openat-dotdot", "openat-absolute",
           "stat-path", "kill-host", "mmap-exec", "mprotect-exec", "execve-sh",
-          "sysv-shmget"}) {
+          "sysv-shmget", "kill-sibling"}) {
       capsa_attack_result r;
       ASSERT_EQ(0, capsa_attack_run(capsa_attack_find(n), &env, &r));
       EXPECT_EQ(CAPSA_VERDICT_ESCAPED, r.verdict)
@@ -173,6 +201,7 @@ TEST(HostileRun, EveryAttackRefusedInCapabilityMode) {
       ([] {
         Held h;
         h.Make();
+        h.Limit();
         capsa_attack_env env;
         h.Fill(&env);
         struct capsa_capmode_report rep;
@@ -191,9 +220,12 @@ TEST(HostileRun, EveryAttackRefusedInCapabilityMode) {
               << a->name << ": " << capsa_attack_verdict_name(res[i].verdict)
               << " errno " << res[i].observed_errno << " signal "
               << res[i].observed_signal;
-          // Capsicum's answer where seccomp is the refusing layer.
+          // Capsicum's answers where seccomp and the rights table refuse.
           if (strcmp(a->layer, "seccomp") == 0) {
             EXPECT_EQ(ECAPMODE, res[i].observed_errno) << a->name;
+          }
+          if (strcmp(a->layer, "rights") == 0) {
+            EXPECT_EQ(ENOTCAPABLE, res[i].observed_errno) << a->name;
           }
         }
         EXPECT_TRUE(capsa_attacks_all_refused(res, n));
