@@ -15,6 +15,7 @@ shared object and keeps those private (for `pkg-config --static`).
 import argparse
 import os
 import re
+import subprocess
 import sys
 
 # pkg-config packages libcapsa's code calls into (third_party/BUILD.gn).
@@ -34,6 +35,29 @@ def version(header):
     return m.group(1)
 
 
+def check_needed(shared_lib):
+    """Fails the build when libcapsa.so needs a library this file does not
+    list: the .pc would then link only by luck."""
+    try:
+        dyn = subprocess.run(["readelf", "-d", shared_lib], check=True,
+                             capture_output=True, text=True).stdout
+        pc = subprocess.run(["pkg-config", "--libs"] + REQUIRES, check=True,
+                            capture_output=True, text=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError) as e:
+        sys.exit("capsa_pc.py: cannot check %s: %s" % (shared_lib, e))
+    listed = {f[2:] for f in pc + EXTRA_LIBS if f.startswith("-l")}
+    # Always there: libc, the dynamic loader, the compiler's runtime.
+    implicit = {"c", "gcc_s", "dl", "rt"}
+    for soname in re.findall(r"\(NEEDED\).*\[(.+?)\]", dyn):
+        m = re.match(r"lib(.+?)\.so", soname)
+        if not m or soname.startswith("ld-linux") or m.group(1) in implicit:
+            continue
+        if m.group(1) not in listed:
+            sys.exit("capsa_pc.py: libcapsa needs %s, which capsa.pc does not "
+                     "list: add its pkg-config package to REQUIRES (or the "
+                     "library to EXTRA_LIBS)" % soname)
+
+
 def write(path, text):
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
@@ -47,8 +71,10 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--version-header", required=True)
     ap.add_argument("--static-lib", required=True)
+    ap.add_argument("--shared-lib", required=True)
     ap.add_argument("--asan", action="store_true")
     a = ap.parse_args()
+    check_needed(a.shared_lib)
     root = os.path.abspath(a.root)
     out = os.path.abspath(a.out)
     ver = version(a.version_header)
