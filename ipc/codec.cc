@@ -46,8 +46,18 @@ static_assert(static_cast<int>(fb::Body::MAX) == CAPSA_MSG_TYPE_COUNT - 1,
 
 using Builder = flatbuffers::FlatBufferBuilder;
 
+// Set when a string is longer than any receiver accepts: encoding then
+// fails rather than sending what the peer must treat as a bad message.
+thread_local bool g_string_too_long;
+
 flatbuffers::Offset<flatbuffers::String> Str(Builder &b, const char *s) {
-  return s != nullptr ? b.CreateString(s) : 0;
+  if (s == nullptr) return 0;
+  size_t len = strnlen(s, CAPSA_IPC_MAX_STRING + 1);
+  if (len > CAPSA_IPC_MAX_STRING) {
+    g_string_too_long = true;
+    return 0;
+  }
+  return b.CreateString(s, len);
 }
 
 flatbuffers::Offset<flatbuffers::Vector<uint8_t>> Bytes(Builder &b,
@@ -308,8 +318,9 @@ extern "C" int capsa_msg_encode(const capsa_msg_t *msg, uint8_t *buf,
   if (msg->handle_count > CAPSA_IPC_MAX_HANDLES) return -EINVAL;
   if (capsa_msg_validate(msg, nullptr, 0) < 0) return -EINVAL;
   Builder b(1024);
+  g_string_too_long = false;
   auto body = EncodeBody(b, msg);
-  if (body.IsNull()) return -EINVAL;
+  if (body.IsNull() || g_string_too_long) return -EINVAL;
   std::vector<fb::HandleDecl> decls;
   decls.reserve(msg->handle_count);
   for (uint32_t i = 0; i < msg->handle_count; i++) {

@@ -93,6 +93,14 @@ TEST(Codec, EncodeRefusesInvalidMessages) {
   EXPECT_EQ(-EMSGSIZE, capsa_msg_encode(&m, buf, sizeof buf));
   m.type = static_cast<capsa_msg_type_t>(200);
   EXPECT_EQ(-EINVAL, capsa_msg_encode(&m, buf, sizeof buf));
+  // A string no receiver accepts is refused at the sender.
+  std::string long_text(CAPSA_IPC_MAX_STRING + 1, 'x');
+  m = Sample(CAPSA_MSG_LOG);
+  m.u.log.text = long_text.c_str();
+  EXPECT_EQ(-EINVAL, capsa_msg_encode(&m, buf, sizeof buf));
+  long_text.resize(CAPSA_IPC_MAX_STRING);
+  m.u.log.text = long_text.c_str();
+  EXPECT_GT(capsa_msg_encode(&m, buf, sizeof buf), 0);
 }
 
 TEST(Codec, EveryTruncationIsABadMessage) {
