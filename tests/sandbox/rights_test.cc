@@ -19,8 +19,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -741,6 +743,30 @@ TEST(FcntlsLimit, MaskShrinksOnly) {
     EXPECT_EQ(static_cast<uint32_t>(CAPSA_CAP_FCNTL_GETFL), m);
     EXPECT_EQ(-ENOTCAPABLE, capsa_fcntls_limit(fd, CAPSA_CAP_FCNTL_ALL));
     EXPECT_EQ(-EINVAL, capsa_fcntls_limit(fd, 1u << 20));
+  });
+}
+
+// Rights belong to the process: a limit made by one thread holds in threads
+// that already exist (the filter is synchronised to every thread).
+TEST(RightsLimit, AppliesToEveryThread) {
+  IN_CHILD([] {
+    int fd = MakeFile();
+    ASSERT_GE(fd, 0);
+    std::atomic<int> stage{0};
+    std::atomic<int> write_errno{0};
+    std::thread t([&] {
+      while (stage.load() != 1) std::this_thread::yield();
+      errno = 0;
+      if (write(fd, "x", 1) == -1) write_errno = errno;
+      stage = 2;
+    });
+    capsa_rights_t r;
+    capsa_rights_init(&r, CAPSA_CAP_READ);
+    LimitOrDie(fd, r);
+    stage = 1;
+    t.join();
+    EXPECT_EQ(2, stage.load());
+    EXPECT_EQ(ENOTCAPABLE, write_errno.load());
   });
 }
 
