@@ -98,6 +98,8 @@ struct capsa_page_result {
   uint64_t glyphs_drawn;   // glyphs that touched the frame
 };
 
+// A renderer instance: FreeType library, faces and caches. Not thread-safe:
+// use one per thread (each costs ~0.1 ms to create).
 typedef struct capsa_page capsa_page;
 
 // Creates a renderer: initialises FreeType and opens the faces from memory.
