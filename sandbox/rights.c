@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "sandbox/rights_internal.h"
@@ -106,10 +107,8 @@ static int commit(int fd, struct capsa__rights_entry *next) {
   return 0;
 }
 
-int capsa_rights_limit(int fd, const capsa_rights_t *rights) {
-  if (!rights || !capsa_rights_is_valid(rights)) return -EINVAL;
-  if (!fd_valid(fd)) return -EBADF;
-  lock();
+// capsa_rights_limit with the lock held.
+static int limit_locked(int fd, const capsa_rights_t *rights) {
   struct capsa__rights_entry next;
   struct capsa__rights_entry *cur = lookup(fd);
   if (cur) {
@@ -117,15 +116,68 @@ int capsa_rights_limit(int fd, const capsa_rights_t *rights) {
   } else {
     entry_default(&next);
   }
-  int err = 0;
-  if (!capsa_rights_contains(&next.rights, rights)) {
-    err = -ENOTCAPABLE;  // rights only shrink
-  } else if (memcmp(&next.rights, rights, sizeof *rights) != 0) {
-    next.rights = *rights;
-    if (!entry_is_unlimited(&next)) err = commit(fd, &next);
-  }
+  if (!capsa_rights_contains(&next.rights, rights))
+    return -ENOTCAPABLE;  // rights only shrink
+  if (memcmp(&next.rights, rights, sizeof *rights) == 0) return 0;
+  next.rights = *rights;
+  return entry_is_unlimited(&next) ? 0 : commit(fd, &next);
+}
+
+int capsa_rights_limit(int fd, const capsa_rights_t *rights) {
+  if (!rights || !capsa_rights_is_valid(rights)) return -EINVAL;
+  if (!fd_valid(fd)) return -EBADF;
+  lock();
+  int err = limit_locked(fd, rights);
   unlock();
   return err;
+}
+
+// Numbers handed out by capsa_rights_limit_renumber(): counting down from
+// the top of RLIMIT_NOFILE, far from the lowest-free numbers open() and
+// friends return, and never handed out twice.
+static int g_next_high = -1;
+static int g_high_floor;
+
+static int pick_fresh_number(void) {
+  if (g_next_high < 0) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return -errno;
+    rlim_t top = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 20)
+                     ? (1u << 20)
+                     : rl.rlim_cur;
+    g_next_high = (int)top - 1;
+    g_high_floor = (int)(top / 2);
+  }
+  for (; g_next_high >= g_high_floor; g_next_high--) {
+    int n = g_next_high;
+    // Free, and never limited (a limited number keeps its filter).
+    if (lookup(n) == NULL && fcntl(n, F_GETFD) < 0 && errno == EBADF) {
+      g_next_high--;
+      return n;
+    }
+  }
+  return -EMFILE;
+}
+
+int capsa_rights_limit_renumber(int fd, const capsa_rights_t *rights) {
+  if (!rights || !capsa_rights_is_valid(rights)) return -EINVAL;
+  if (!fd_valid(fd)) return -EBADF;
+  lock();
+  int err = 0;
+  int n = -1;
+  if (lookup(fd) != NULL) {
+    err = -ENOTCAPABLE;  // dup of a limited number is refused anyway
+  } else if ((n = pick_fresh_number()) < 0) {
+    err = n;
+  } else if (dup3(fd, n, O_CLOEXEC) < 0) {
+    err = -errno;
+  } else if ((err = limit_locked(n, rights)) < 0) {
+    close(n);
+  }
+  unlock();
+  if (err < 0) return err;
+  close(fd);
+  return n;
 }
 
 int capsa_rights_get(int fd, capsa_rights_t *rights) {

@@ -203,6 +203,17 @@ bool capsa_rights_contains(const capsa_rights_t *big,
 // The number keeps its restriction after close(fd): a descriptor later
 // opened under the same number inherits it (never wider, possibly narrower).
 int capsa_rights_limit(int fd, const capsa_rights_t *rights);
+// For receivers of many short-lived descriptors (IPC handles): moves `fd`
+// (consumed: closed on success, still the caller's on failure) to a number
+// counting down from the top of RLIMIT_NOFILE that was never used or limited
+// before, limits it to `rights`, and returns it (owned by the caller,
+// close-on-exec). open() and friends return the lowest free numbers, so
+// closing the returned number later does not pass its restriction on to an
+// unrelated descriptor. -EMFILE once the upper half of the range is used up;
+// otherwise as capsa_rights_limit (-ENOTCAPABLE for a number already
+// limited: it cannot be duplicated).
+int capsa_rights_limit_renumber(int fd, const capsa_rights_t *rights);
+
 // Stores fd's current rights in *rights (owned by the caller): all rights
 // for a number never limited. Returns 0 or -EBADF, -EINVAL.
 int capsa_rights_get(int fd, capsa_rights_t *rights);

@@ -445,6 +445,12 @@ TEST(RightsLimit, LimitInsideCapabilityMode) {
     EXPECT_NOTCAP(write(fd, "x", 1));
     // The reopen needs /proc: in capability mode only the filter holds.
     EXPECT_EQ(CAPSA_RIGHTS_BY_SECCOMP, capsa_rights_mechanisms(fd));
+    // Renumbering works there too (a received handle, say).
+    int other = MakeFile();
+    ASSERT_GE(other, 0);
+    int n = capsa_rights_limit_renumber(other, &r);
+    ASSERT_GT(n, other) << capsa_strerror(n);
+    EXPECT_NOTCAP(write(n, "x", 1));
   });
 }
 
@@ -767,6 +773,39 @@ TEST(RightsLimit, AppliesToEveryThread) {
     t.join();
     EXPECT_EQ(2, stage.load());
     EXPECT_EQ(ENOTCAPABLE, write_errno.load());
+  });
+}
+
+// The IPC receiver's way around number reuse: the limited number is a fresh
+// high one, so the number open() gives next is unrestricted.
+TEST(RightsLimit, RenumberAvoidsReuse) {
+  IN_CHILD([] {
+    int fd = MakeFile();
+    ASSERT_GE(fd, 0);
+    capsa_rights_t r;
+    capsa_rights_init(&r, CAPSA_CAP_READ, CAPSA_CAP_FSTAT);
+    int n = capsa_rights_limit_renumber(fd, &r);
+    ASSERT_GT(n, fd) << capsa_strerror(n);
+    EXPECT_EQ(-1, fcntl(fd, F_GETFD));  // the original number is closed
+    EXPECT_EQ(FD_CLOEXEC, fcntl(n, F_GETFD));
+    char b;
+    EXPECT_EQ(1, read(n, &b, 1));
+    EXPECT_NOTCAP(write(n, "x", 1));
+    capsa_rights_t got;
+    ASSERT_EQ(0, capsa_rights_get(n, &got));
+    EXPECT_FALSE(capsa_rights_is_set(&got, CAPSA_CAP_WRITE));
+    // A limited number cannot be renumbered (that would be a dup).
+    EXPECT_EQ(-ENOTCAPABLE, capsa_rights_limit_renumber(n, &r));
+    ASSERT_EQ(0, close(n));
+    int again = static_cast<int>(syscall(SYS_memfd_create, "again", 0));
+    ASSERT_GE(again, 0);
+    EXPECT_NE(n, again);
+    EXPECT_EQ(1, write(again, "x", 1));
+    // The next renumbered descriptor gets another fresh number.
+    int m = capsa_rights_limit_renumber(again, &r);
+    ASSERT_GE(m, 0);
+    EXPECT_NE(n, m);
+    EXPECT_EQ(-EBADF, capsa_rights_limit_renumber(-1, &r));
   });
 }
 
