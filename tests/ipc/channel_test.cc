@@ -421,6 +421,93 @@ TEST(RendererLoop, ReceivesASealedRegion) {
   close(sp[1]);
 }
 
+// Hostile descriptors through a real channel: each is refused with its
+// reason, and every descriptor that arrived is closed.
+struct HostileCase {
+  const char *name;
+  const char *reason;
+};
+
+class HostileHandle : public ::testing::TestWithParam<HostileCase> {};
+
+// Opens the descriptor a case attaches; the message declares a read-only
+// file of 100 bytes (LOAD_CONTENT) unless the case says otherwise.
+static int HostileFd(const std::string &name, const std::string &dir) {
+  if (name == "fifo") {
+    std::string p = dir + "/fifo";
+    if (mkfifo(p.c_str(), 0600) < 0) return -1;
+    return open(p.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  }
+  if (name == "directory") return open(dir.c_str(), O_RDONLY | O_CLOEXEC);
+  if (name == "socket") {
+    int sp[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+      return -1;
+    close(sp[1]);
+    return sp[0];
+  }
+  std::string p = dir + "/file";
+  int fd = open(p.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0 || ftruncate(fd, 100) < 0) return -1;
+  if (name == "writable_file") return fd;  // O_RDWR, declared read-only
+  close(fd);
+  if (name == "wrong_size") {
+    if (truncate(p.c_str(), 50) < 0) return -1;  // declared 100
+    return open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  }
+  return open(p.c_str(), O_RDONLY | O_CLOEXEC);  // "missing", "extra"
+}
+
+TEST_P(HostileHandle, IsABadMessageAndNothingLeaks) {
+  const HostileCase &c = GetParam();
+  char dir[] = "/tmp/capsa-hostile-XXXXXX";
+  ASSERT_NE(nullptr, mkdtemp(dir));
+  int sp[2];
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));
+  int before = ipc_test::OpenFdCount();
+  int fd = HostileFd(c.name, dir);
+  ASSERT_GE(fd, 0) << c.name;
+  capsa_msg_t m = Sample(CAPSA_MSG_LOAD_CONTENT);
+  m.u.load_content.data = {nullptr, 0};
+  capsa_rights_t rr = ipc_test::ReadRights();
+  capsa_msg_add_handle(&m, fd, CAPSA_HANDLE_FILE, &rr, 100, false);
+  auto b = Encode(m);
+  std::string name = c.name;
+  int fds[2] = {fd, fd};
+  size_t nfds = name == "missing" ? 0 : name == "extra" ? 2 : 1;
+  ASSERT_GT(ipc_test::RawSend(sp[1], b.data(), b.size(), fds, nfds), 0);
+  close(fd);
+  capsa_rloop_t l;
+  ASSERT_EQ(0, capsa_rloop_init(&l, sp[0], nullptr, nullptr));
+  EXPECT_EQ(-EBADMSG, capsa_rloop_run_once(&l, 1000));
+  EXPECT_NE(nullptr, strstr(l.reason, c.reason)) << l.reason;
+  EXPECT_EQ(before, ipc_test::OpenFdCount());  // only the two socket ends
+  capsa_rloop_close(&l);
+  close(sp[1]);
+  std::string rm = std::string("rm -rf ") + dir;
+  ASSERT_EQ(0, system(rm.c_str()));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Channel, HostileHandle,
+    ::testing::Values(HostileCase{"fifo", "FIFO"},
+                      HostileCase{"directory", "directory"},
+                      HostileCase{"socket", "socket"},
+                      HostileCase{"writable_file", "read-only"},
+                      HostileCase{"wrong_size", "size"},
+                      HostileCase{"missing", "1 handles declared, 0"},
+                      HostileCase{"extra", "1 handles declared, 2"}),
+    [](const ::testing::TestParamInfo<HostileCase> &i) {
+      return std::string(i.param.name);
+    });
+
+TEST_F(HostChannel, TruncatedRecordIsABadMessage) {
+  Open();
+  auto b = Encode(Sample(CAPSA_MSG_HELLO));
+  ASSERT_GT(ipc_test::RawSend(sp_[1], b.data(), b.size() / 2, nullptr, 0), 0);
+  ExpectBad("verification");
+}
+
 // A channel endpoint travels as a handle and carries a channel of its own.
 TEST(RendererLoop, ReceivesAChannelEndpointAndUsesIt) {
   int sp[2], inner[2];
