@@ -133,8 +133,8 @@ int capsa_rights_limit(int fd, const capsa_rights_t *rights) {
 }
 
 // Numbers handed out by capsa_rights_limit_renumber(): counting down from
-// the top of RLIMIT_NOFILE, far from the lowest-free numbers open() and
-// friends return, and never handed out twice.
+// the top of RLIMIT_NOFILE (at most 4096), far from the lowest-free numbers
+// open() and friends return, and never handed out twice.
 static int g_next_high = -1;
 static int g_high_floor;
 
@@ -142,9 +142,9 @@ static int pick_fresh_number(void) {
   if (g_next_high < 0) {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return -errno;
-    rlim_t top = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 20)
-                     ? (1u << 20)
-                     : rl.rlim_cur;
+    // At most 4096: the kernel sizes a process's descriptor table to its
+    // highest number (8 bytes each), and renderers are meant to stay small.
+    rlim_t top = rl.rlim_cur > 4096 ? 4096 : rl.rlim_cur;
     g_next_high = (int)top - 1;
     g_high_floor = (int)(top / 2);
   }

@@ -205,7 +205,7 @@ bool capsa_rights_contains(const capsa_rights_t *big,
 int capsa_rights_limit(int fd, const capsa_rights_t *rights);
 // For receivers of many short-lived descriptors (IPC handles): moves `fd`
 // (consumed: closed on success, still the caller's on failure) to a number
-// counting down from the top of RLIMIT_NOFILE that was never used or limited
+// counting down from min(RLIMIT_NOFILE, 4096) that was never used or limited
 // before, limits it to `rights`, and returns it (owned by the caller,
 // close-on-exec). open() and friends return the lowest free numbers, so
 // closing the returned number later does not pass its restriction on to an
