@@ -6,6 +6,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
@@ -54,15 +56,37 @@ int MakeFile() {
   return fd;
 }
 
-// A fresh directory holding one file "f"; returns an O_DIRECTORY fd.
+// Directory tests work beneath a scratch directory the parent test creates
+// and removes (the child may end in capability mode, unable to clean up).
+std::string g_scratch;
+
+int RemoveEntry(const char *path, const struct stat *, int, struct FTW *) {
+  return remove(path);
+}
+
+struct ScopedScratch {
+  ScopedScratch() {
+    char tmpl[] = "/tmp/capsa-rights-XXXXXX";
+    if (mkdtemp(tmpl)) g_scratch = tmpl;
+  }
+  ~ScopedScratch() {
+    if (!g_scratch.empty())
+      nftw(g_scratch.c_str(), RemoveEntry, 16, FTW_DEPTH | FTW_PHYS);
+    g_scratch.clear();
+  }
+};
+
+// A fresh directory holding one file "f" (beneath the scratch directory);
+// returns an O_DIRECTORY fd.
 int MakeDir() {
-  char tmpl[] = "/tmp/capsa-rights-XXXXXX";
-  if (!mkdtemp(tmpl)) return -1;
-  std::string f = std::string(tmpl) + "/f";
+  if (g_scratch.empty()) return -1;
+  std::string tmpl = g_scratch + "/dXXXXXX";
+  if (!mkdtemp(&tmpl[0])) return -1;
+  std::string f = tmpl + "/f";
   int ffd = open(f.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
   if (ffd < 0) return -1;
   close(ffd);
-  return open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  return open(tmpl.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 // One end of a connected stream pair whose peer already sent one byte.
@@ -404,21 +428,25 @@ class EachRight : public ::testing::TestWithParam<size_t> {
 
 TEST_P(EachRight, RefusedWhenMissing) {
   Case c = Get();
+  ScopedScratch scratch;
   IN_CHILD([&] { RunCase(c, true, false); });
 }
 
 TEST_P(EachRight, WorksWhenHeld) {
   Case c = Get();
+  ScopedScratch scratch;
   IN_CHILD([&] { RunCase(c, false, false); });
 }
 
 TEST_P(EachRight, RefusedWhenMissingInCapabilityMode) {
   Case c = Get();
+  ScopedScratch scratch;
   IN_CHILD([&] { RunCase(c, true, true, CapModeErrno(c)); });
 }
 
 TEST_P(EachRight, WorksWhenHeldInCapabilityMode) {
   Case c = Get();
+  ScopedScratch scratch;
   IN_CHILD([&] { RunCase(c, false, true, CapModeErrno(c)); });
 }
 
@@ -505,6 +533,7 @@ TEST(RightsLimit, MmapProtectionsNeedTheirRights) {
 }
 
 TEST(RightsLimit, OpenatModeNeedsReadWriteTruncate) {
+  ScopedScratch scratch;
   IN_CHILD([] {
     int dfd = MakeDir();
     ASSERT_GE(dfd, 0);
