@@ -61,6 +61,13 @@ TEST(Compat, FreeBsdProgramBuildsWithPkgConfigAndRuns) {
   char tmpl[] = "/tmp/capsa-compat-XXXXXX";
   ASSERT_NE(nullptr, mkdtemp(tmpl));
   std::string dir = tmpl;
+  struct Cleanup {
+    std::string d;
+    ~Cleanup() {
+      unlink((d + "/prog").c_str());
+      rmdir(d.c_str());
+    }
+  } cleanup{dir};
   // Exported: the $(pkg-config ...) substitution needs it too.
   std::string env = "export PKG_CONFIG_PATH='" + build + "'; ";
   std::string out;
@@ -80,9 +87,6 @@ TEST(Compat, FreeBsdProgramBuildsWithPkgConfigAndRuns) {
   int rc = RunShell(run, &out);
   EXPECT_EQ(0, rc) << out;
   EXPECT_NE(std::string::npos, out.find("freebsd_prog: ok")) << out;
-
-  unlink((dir + "/prog").c_str());
-  rmdir(dir.c_str());
 }
 
 }  // namespace
