@@ -297,6 +297,52 @@ TEST_F(HostChannel, FloodingPeerDoesNotStarveAnother) {
   close(sp2[1]);
 }
 
+TEST(ChannelApi, RefusesWhatIsNotASeqpacketSocket) {
+  uv_loop_t loop;
+  ASSERT_EQ(0, uv_loop_init(&loop));
+  int p[2];
+  ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+  capsa_channel_t ch;
+  EXPECT_EQ(-EINVAL, capsa_channel_init(&loop, &ch, p[0], nullptr));
+  EXPECT_GE(fcntl(p[0], F_GETFD), 0);  // still open: the caller owns it
+  int st[2];
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, st));
+  EXPECT_EQ(-EINVAL, capsa_channel_init(&loop, &ch, st[0], nullptr));
+  capsa_rloop_t l;
+  EXPECT_EQ(-EINVAL, capsa_rloop_init(&l, st[0], nullptr, nullptr));
+  for (int fd : {p[0], p[1], st[0], st[1]}) EXPECT_EQ(0, close(fd));
+  uv_loop_close(&loop);
+}
+
+TEST_F(HostChannel, MisuseIsRefusedWithoutCallbacks) {
+  Open();
+  capsa_msg_t log = Sample(CAPSA_MSG_LOG);
+  EXPECT_EQ(-EINVAL, capsa_channel_reply(&ch_, &log, &log));  // not a request
+  capsa_msg_t ping = Sample(CAPSA_MSG_PING);
+  EXPECT_EQ(-EINVAL, capsa_channel_request(&ch_, &ping, 10, nullptr, nullptr));
+  capsa_msg_t bad = Sample(CAPSA_MSG_LOG);
+  bad.u.log.level = 42;
+  bad.flags = 0;
+  EXPECT_EQ(-EINVAL, capsa_channel_send(&ch_, &bad));
+  // A failed request never calls its callback, and frees its slot.
+  bad.type = CAPSA_MSG_PING;
+  bad.u.ping = ping.u.ping;
+  bad.u.ping.payload = {nullptr, 0};
+  std::vector<uint8_t> huge(CAPSA_IPC_MAX_MESSAGE);
+  bad.u.ping.payload = {huge.data(), huge.size()};
+  static int called;
+  called = 0;
+  for (int i = 0; i < 100; i++)
+    EXPECT_EQ(-EMSGSIZE, capsa_channel_request(
+                             &ch_, &bad, 10,
+                             [](capsa_channel_t *, int, capsa_msg_t *, void *) {
+                               called++;
+                             },
+                             nullptr));
+  Close();
+  EXPECT_EQ(0, called);
+}
+
 // A renderer on capsa_rloop in a thread, the host on the uv channel.
 TEST_F(HostChannel, RendererLoopRequestsAndReplies) {
   int rfd = sp_[1];
