@@ -60,7 +60,8 @@ int capsa_rctx_send(capsa_rctx_t *r, capsa_msg_t *msg);
 int capsa_rctx_reply(capsa_rctx_t *r, const capsa_msg_t *request,
                      capsa_msg_t *reply);
 // A request to the host (e.g. RESOURCE_REQUEST to the broker); *reply valid
-// until the next call on r.
+// until the next call on r. -EDEADLK from inside on_message: the renderer
+// loop cannot yet take a call nested in a handler (make it from on_start).
 int capsa_rctx_call(capsa_rctx_t *r, capsa_msg_t *msg, int timeout_ms,
                     capsa_msg_t *reply);
 // One LOG message (renderers have no stderr of their own). 0 or -errno.

@@ -3,6 +3,7 @@
 // uid 65534 (run_unprivileged).
 #include "host/capsa_host.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -97,6 +98,12 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
     int n = 0;
     while (n < 10000 && memfd_create("x", MFD_CLOEXEC) >= 0) n++;
     capsa_rctx_log(r, CAPSA_LOG_INFO, "fds=%d errno=%d", n, errno);
+  } else if (cmd == "nested-call") {
+    capsa_msg_t req, rep;
+    capsa_msg_init(&req, CAPSA_MSG_RESOURCE_REQUEST);
+    req.u.resource_request.url = "font:regular";
+    int err = capsa_rctx_call(r, &req, 1000, &rep);
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "nested-call=%d", err);
   } else if (cmd == "open") {
     int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
     capsa_rctx_log(r, CAPSA_LOG_INFO, "open=%d errno=%d", fd,
@@ -340,6 +347,42 @@ TEST_F(HostTest, RendererIsSandboxedBeforeInputAndCheckedFromOutside) {
   EXPECT_EQ(SIGKILL, e->signal);
 }
 
+// From outside: the renderer holds stdio (/dev/null or the delegated
+// stderr), its channel, and the Landlock rulesets its policy needs. Nothing
+// of the host's leaks in, whatever the host has open.
+TEST_F(HostTest, RendererHoldsOnlyDelegatedDescriptors) {
+  int decoy =
+      open("/etc/hostname", O_RDONLY);  // open in the host: must not leak
+  ASSERT_GE(decoy, 0);
+  int k = Kind("fds");
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  capsa_renderer_t *r = Spawn(k);
+  ASSERT_TRUE(RunUntil([&] { return Saw(CAPSA_EV_READY); }, 10000)) << Dump();
+  std::string dir = "/proc/" + std::to_string(capsa_renderer_pid(r)) + "/fd";
+  DIR *d = opendir(dir.c_str());
+  ASSERT_NE(nullptr, d) << strerror(errno);
+  std::vector<std::string> seen;
+  bool has_channel = false;
+  while (struct dirent *e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    char target[256] = "";
+    std::string link = dir + "/" + e->d_name;
+    ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
+    ASSERT_GT(n, 0);
+    std::string t(target);
+    int fd = atoi(e->d_name);
+    seen.push_back(std::to_string(fd) + "=" + t);
+    if (fd == 3) has_channel = t.rfind("socket:", 0) == 0;
+    bool allowed = (fd <= 2) || fd == 3 || t == "anon_inode:[landlock-ruleset]";
+    EXPECT_TRUE(allowed) << fd << " -> " << t;
+    EXPECT_EQ(std::string::npos, t.find("hostname")) << t;
+  }
+  closedir(d);
+  EXPECT_TRUE(has_channel);
+  EXPECT_LE(seen.size(), 4u + 12u);
+  close(decoy);
+}
+
 TEST_F(HostTest, OutsideCheckOfAnUnsandboxedProcessFails) {
   capsa_renderer_check_t c;
   ASSERT_EQ(0, capsa_renderer_check_pid(getpid(), 0, &c));
@@ -490,6 +533,15 @@ TEST_F(HostTest, BadMessageKillsAndIsNeverRestarted) {
   ASSERT_TRUE(RunUntil([&] { return f_.closed == 1; }, 10000)) << Dump();
   EXPECT_TRUE(Saw(CAPSA_EV_BAD_MESSAGE)) << Dump();
   EXPECT_FALSE(Saw(CAPSA_EV_RESTARTED)) << Dump();
+}
+
+TEST_F(HostTest, CallFromInsideAHandlerIsRefusedNotCorrupting) {
+  int k = Kind("nested");
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k, "nested-call|after");
+  ASSERT_TRUE(RunUntil([&] { return Logs().size() >= 2; }, 10000)) << Dump();
+  EXPECT_EQ("nested-call=" + std::to_string(-EDEADLK), Logs()[0]);
+  EXPECT_EQ("echo after", Logs()[1]);  // the channel still works
 }
 
 TEST_F(HostTest, HandlerErrorExitCodeIsReported) {
