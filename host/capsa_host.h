@@ -185,7 +185,10 @@ int capsa_host_spawn(capsa_host_t *host, int kind, void *data,
                      capsa_renderer_t **out);
 
 // Sends to a READY renderer. Ownership of msg's descriptors as
-// capsa_channel_send. -ENOTCONN when not (or no longer) ready.
+// capsa_channel_send. -ENOTCONN when not (or no longer) ready. Shared
+// memory: make a region with ipc/shm.h (capsa_shm_create; CREATOR_WRITES
+// for data the renderer may only read, PEER_WRITES for a frame it draws
+// into) and attach a dup of its fd with capsa_msg_add_handle().
 int capsa_renderer_send(capsa_renderer_t *r, capsa_msg_t *msg);
 int capsa_renderer_request(capsa_renderer_t *r, capsa_msg_t *msg,
                            uint64_t timeout_ms, capsa_channel_reply_cb cb,
