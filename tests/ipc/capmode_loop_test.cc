@@ -47,6 +47,7 @@ void SendRaw(int sock, const capsa_msg_t &m, const int *fds, size_t n) {
 struct Seen {
   int resize_fd = -1;
   int file_fd = -1;
+  int channel_fd = -1;
   int pings = 0;
 };
 Seen g_seen;
@@ -66,6 +67,9 @@ int OnMessage(capsa_rloop_t *l, capsa_msg_t *m) {
       pong.u.ping = m->u.ping;
       return capsa_rloop_reply(l, m, &pong);
     }
+    case CAPSA_MSG_OPEN_CHANNEL:
+      g_seen.channel_fd = capsa_msg_take_handle(m, 0);
+      return 0;
     case CAPSA_MSG_SHUTDOWN:
       return 1;
     default:
@@ -76,6 +80,7 @@ int OnMessage(capsa_rloop_t *l, capsa_msg_t *m) {
 // Host messages queued on `host` before the renderer runs: a writable frame
 // region, a read-only file, a ping, the answer to the renderer's first
 // request (id 1), and shutdown.
+// ... and a channel endpoint.
 void QueueHostMessages(int host, int region, int file) {
   uint64_t seq = 1;
   capsa_msg_t rz = Sample(CAPSA_MSG_RESIZE);
@@ -101,6 +106,16 @@ void QueueHostMessages(int host, int region, int file) {
   capsa_msg_t ping = Sample(CAPSA_MSG_PING);
   ping.seq = seq++;
   SendRaw(host, ping, nullptr, 0);
+  // A channel endpoint: its checks need getsockopt, getsockname and
+  // getpeername, which capability mode must leave.
+  int inner[2];
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, inner));
+  capsa_msg_t oc = Sample(CAPSA_MSG_OPEN_CHANNEL);
+  oc.handles[0].fd = inner[0];
+  oc.seq = seq++;
+  SendRaw(host, oc, &inner[0], 1);
+  close(inner[0]);
+  close(inner[1]);
   capsa_msg_t sd = Sample(CAPSA_MSG_SHUTDOWN);
   sd.seq = seq++;
   SendRaw(host, sd, nullptr, 0);
@@ -133,6 +148,7 @@ void RunRenderer(bool apply_rights) {
   EXPECT_EQ(CAPSA_MSG_RESOURCE_RESPONSE, reply.type);
   EXPECT_EQ(1, capsa_rloop_run(&l)) << l.reason;
   EXPECT_EQ(1, g_seen.pings);
+  EXPECT_GE(g_seen.channel_fd, 0);
 
   // The region maps writable; the file reads.
   ASSERT_GE(g_seen.resize_fd, 0);
