@@ -216,6 +216,11 @@ int capsa_renderer_check_pid(pid_t pid, unsigned expect_ns,
 // What the launcher gives renderers here, one line ("namespaces: user=yes
 // ... root=empty-ro; zygote pid N"). Valid after start.
 int capsa_host_sandbox_summary(const capsa_host_t *host, char *buf, size_t len);
+// The zygote's pid (host's pid namespace), -1 before start; and how many
+// times a dead or wedged zygote was replaced (on the next spawn).
+pid_t capsa_host_zygote_pid(const capsa_host_t *host);
+unsigned capsa_host_zygote_restarts(const capsa_host_t *host);
+
 // The capability-mode report of `kind` as compiled in the zygote.
 int capsa_host_kind_report(const capsa_host_t *host, int kind,
                            struct capsa_capmode_report *out);

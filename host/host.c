@@ -288,6 +288,23 @@ static void on_channel_error(capsa_channel_t *ch, int err, const char *why) {
   uv_timer_start(&r->timer, on_linger, LINGER_MS, 0);
 }
 
+static int start_zygote(struct capsa__host_impl *h) {
+  return capsa__zygote_start(
+      &h->zygote, h->zkinds, h->nkinds, h->opts.namespaces_wanted,
+      h->opts.namespaces_required, h->opts.empty_root, h->opts.stderr_fd);
+}
+
+// A new zygote in place of a dead one (its renderers are unaffected: they
+// are our children, not its). Done from the loop thread; see
+// capsa_host_start for why forking late is a risk when other threads exist:
+// a child that inherits a held libc lock wedges, and the 5 s start timeout
+// then fails the spawn instead of hanging the host.
+static int restart_zygote(struct capsa__host_impl *h) {
+  capsa__zygote_stop(&h->zygote);
+  h->zygote_restarts++;
+  return start_zygote(h);
+}
+
 static int launch(struct capsa_host_renderer *r) {
   struct capsa__host_impl *h = r->h;
   if (h->zygote.kind_error[r->kind] < 0) return h->zygote.kind_error[r->kind];
@@ -298,6 +315,13 @@ static int launch(struct capsa_host_renderer *r) {
   int spare_chan = -1;
   int err =
       capsa__zygote_fork(&h->zygote, (unsigned)r->kind, sv[1], &c, &spare_chan);
+  if (err == -EPIPE || err == -ECONNRESET || err == -ETIMEDOUT ||
+      err == -EPROTO) {
+    // The zygote is gone or wedged: replace it once and retry.
+    if (restart_zygote(h) == 0)
+      err = capsa__zygote_fork(&h->zygote, (unsigned)r->kind, sv[1], &c,
+                               &spare_chan);
+  }
   close(sv[1]);
   if (err < 0) {
     close(sv[0]);
@@ -544,6 +568,15 @@ int capsa_host_sandbox_summary(const capsa_host_t *host, char *buf,
   char line[256];
   capsa_ns_report_format(&rep, line, sizeof line);
   return snprintf(buf, len, "%s", line);
+}
+
+pid_t capsa_host_zygote_pid(const capsa_host_t *host) {
+  if (!host || !host->impl || !host->impl->started) return -1;
+  return host->impl->zygote.pid;
+}
+
+unsigned capsa_host_zygote_restarts(const capsa_host_t *host) {
+  return host && host->impl ? host->impl->zygote_restarts : 0;
 }
 
 int capsa_host_kind_report(const capsa_host_t *host, int kind,

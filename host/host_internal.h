@@ -45,6 +45,7 @@ struct capsa__host_impl {
   bool started;
   bool closing;
   capsa__zygote zygote;
+  unsigned zygote_restarts;
   capsa_shm_region_t fonts[CAPSA__FONTS];
   size_t font_len[CAPSA__FONTS];
   struct capsa_host_renderer *renderers;

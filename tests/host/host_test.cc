@@ -544,6 +544,25 @@ TEST_F(HostTest, CallFromInsideAHandlerIsRefusedNotCorrupting) {
   EXPECT_EQ("echo after", Logs()[1]);  // the channel still works
 }
 
+TEST_F(HostTest, DeadZygoteIsReplacedOnTheNextSpawn) {
+  int k = Kind("phoenix");
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k, "before");
+  ASSERT_TRUE(RunUntil([&] { return !Logs(0).empty(); }, 10000)) << Dump();
+  pid_t z = capsa_host_zygote_pid(&f_.host);
+  ASSERT_GT(z, 0);
+  ASSERT_EQ(0, kill(z, SIGKILL));
+  Spawn(k, "after");
+  ASSERT_TRUE(RunUntil([&] { return !Logs(1).empty(); }, 10000)) << Dump();
+  EXPECT_EQ("echo after", Logs(1)[0]);
+  EXPECT_EQ(1u, capsa_host_zygote_restarts(&f_.host));
+  EXPECT_NE(z, capsa_host_zygote_pid(&f_.host));
+  // The renderer started before the zygote died is untouched.
+  Send(f_.renderers[0], "still");
+  ASSERT_TRUE(RunUntil([&] { return Logs(0).size() >= 2; }, 5000)) << Dump();
+  EXPECT_EQ("echo still", Logs(0)[1]);
+}
+
 TEST_F(HostTest, HandlerErrorExitCodeIsReported) {
   int k = Kind("quits");
   ASSERT_EQ(0, capsa_host_start(&f_.host));
