@@ -133,6 +133,11 @@ int capsa_channel_poll_fastpath(capsa_channel_t *ch);
 // Bytes waiting in the send queue.
 size_t capsa_channel_queued_bytes(const capsa_channel_t *ch);
 
+// 1 when the channel is reading from its peer now (started, not paused by
+// backpressure, not failed), else 0. A fast-path watch should not wake the
+// loop for ring data the channel will not read yet.
+int capsa_channel_reading(const capsa_channel_t *ch);
+
 // Closes the socket and every queued descriptor, cancels outstanding
 // requests (-ECANCELED), then calls `cb` (may be NULL) from the loop. The
 // memory of *ch must stay valid until then.

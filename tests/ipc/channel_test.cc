@@ -91,6 +91,7 @@ class HostChannel : public ::testing::Test {
 
 TEST_F(HostChannel, HelloThenMessages) {
   Open();
+  EXPECT_EQ(1, capsa_channel_reading(&ch_));
   SendRaw(Sample(CAPSA_MSG_HELLO));
   capsa_msg_t log = Sample(CAPSA_MSG_LOG);
   log.seq = 2;
@@ -104,6 +105,7 @@ TEST_F(HostChannel, NothingBeforeHello) {
   Open();
   SendRaw(Sample(CAPSA_MSG_LOG));
   ExpectBad("before hello");
+  EXPECT_EQ(0, capsa_channel_reading(&ch_));  // never trusted again
   EXPECT_TRUE(got_.empty());
 }
 
@@ -220,6 +222,7 @@ TEST_F(HostChannel, PeerThatNeverReadsHitsTheQueueCap) {
   EXPECT_GT(capsa_channel_queued_bytes(&ch_), o.max_queued_bytes / 2);
   // Backpressure: while the queue is over half full the channel does not
   // read from that peer, so a flood of requests cannot make it queue more.
+  EXPECT_EQ(0, capsa_channel_reading(&ch_));
   SendRaw(Sample(CAPSA_MSG_HELLO));
   RunUntil([] { return false; }, 20, UV_RUN_NOWAIT);
   EXPECT_TRUE(got_.empty());
