@@ -203,6 +203,11 @@ const struct capsa__capmode_row capsa__capmode_table[] = {
     ALLOW_IF("ioctl", "close-on-exec", M32(1, FIONCLEX)),
     ALLOW_IF("ioctl", "isatty()", M32(1, TCGETS)),
     ALLOW_IF("ioctl", "terminal size (read)", M32(1, TIOCGWINSZ)),
+    // PIDFD_GET_INFO = _IOWR(0xFF, 11, struct pidfd_info): pdgetpid() on a
+    // held process descriptor. The size field (bits 16-29) grows with the
+    // struct, so it is masked out.
+    ALLOW_IF("ioctl", "pdgetpid: PIDFD_GET_INFO on a held pidfd",
+             {1, CAPSA_CMP_MASKED_EQ, 0xC000FFFFu, 0xC000FF0Bu}),
 
     // --- sockets: only unix stream/seqpacket, never to an address ---
     ALLOW_IF("socket", "unnamed unix stream socket", M32(0, AF_UNIX),

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -269,6 +270,31 @@ TEST(CapModeWorks, ExitStatusReachesTheParent) {
     EXPECT_EQ(pid, waitpid(pid, &status, 0));
     EXPECT_TRUE(WIFEXITED(status));
     EXPECT_EQ(42, WEXITSTATUS(status));
+  }));
+}
+
+// pdgetpid() works in capability mode: PIDFD_GET_INFO (any struct size) on
+// a held pidfd; other ioctls of the same magic (namespaces) stay refused.
+TEST(CapModeWorks, PidfdGetInfo) {
+  CAPSA_EXPECT_CHILD_OK(([] {
+    REQUIRE_SECCOMP();
+    int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+    if (pidfd < 0) GTEST_SKIP() << "no pidfd_open";
+    struct {
+      uint64_t mask, cgroupid;
+      uint32_t pid, rest[13];
+    } info = {};
+    info.mask = 1;
+    const unsigned long kGetInfo = 0xC040FF0Bul;
+    if (ioctl(pidfd, kGetInfo, &info) != 0)
+      GTEST_SKIP() << "kernel without PIDFD_GET_INFO";
+    ENTER_CAPMODE();
+    info = {};
+    info.mask = 1;
+    EXPECT_OK(ioctl(pidfd, kGetInfo, &info));
+    EXPECT_EQ((uint32_t)getpid(), info.pid);
+    EXPECT_ERRNO(ECAPMODE,
+                 ioctl(pidfd, 0xFF01ul /* PIDFD_GET_CGROUP_NAMESPACE */, 0));
   }));
 }
 
