@@ -430,4 +430,30 @@ TEST(CapModeRefuses, X32Syscalls) {
   }));
 }
 
+// A launcher's policy grants only the directories it names, whatever else
+// the child holds.
+TEST_F(CapModeDir, PolicyGrantsOnlyNamedDirectories) {
+  std::string dir = dir_;
+  CAPSA_EXPECT_CHILD_OK(([dir] {
+    REQUIRE_SECCOMP();
+    REQUIRE_LANDLOCK(1);
+    int granted = open((dir + "/sub").c_str(), O_RDONLY | O_DIRECTORY);
+    int other = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+    ASSERT_LE(0, granted);
+    ASSERT_LE(0, other);
+    capsa_capmode_policy *p = capsa_capmode_policy_new();
+    ASSERT_NE(nullptr, p);
+    ASSERT_EQ(0, capsa_capmode_policy_allow_dir(p, granted));
+    ASSERT_EQ(0, capsa_capmode_policy_compile(p));
+    struct capsa_capmode_report r;
+    ASSERT_EQ(0, capsa_capmode_policy_report(p, &r));
+    EXPECT_EQ(1u, r.landlock_dirs);
+    ASSERT_EQ(0, capsa_capmode_policy_enter(p));
+    int fd = openat(granted, "made", O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    EXPECT_LE(0, fd);
+    EXPECT_ERRNO(EACCES, openat(other, "file", O_RDONLY));
+    capsa_capmode_policy_free(p);
+  }));
+}
+
 }  // namespace
