@@ -27,13 +27,13 @@ enum { kParallel = 2, kHangSeconds = 15 };
 
 // What the worker reports on its pipe, one fixed-size record at a time.
 struct progress {
-  uint64_t execs;      // renderer sequences finished
-  uint64_t messages;   // records the host accepted
-  uint64_t bad;        // bad messages caught
-  uint64_t killed;     // renderers that ended (killed or exited)
-  uint64_t respawned;  // renderers started after the first ones
-  uint64_t current;    // renderer seed most recently handed out
-  int done;            // 1: campaign over, host closed cleanly
+  uint64_t execs;       // renderer sequences finished
+  uint64_t messages;    // records the host accepted
+  uint64_t bad;         // bad messages caught
+  uint64_t killed;      // renderers that ended (killed or exited)
+  uint64_t respawned;   // renderers started after the first ones
+  uint64_t current[2];  // the two renderer seeds most recently handed out
+  int done;             // 1: campaign over, host closed cleanly
 };
 
 struct worker {
@@ -41,8 +41,8 @@ struct worker {
   capsa_host_t host;
   uv_timer_t tick;
   int kind, out_fd, live;
-  uint64_t seed, index, deadline_ms, replay_seed;
-  int replay;
+  uint64_t seed, index, deadline_ms, replay_seed[2];
+  int replay, nreplay, replayed;
   bool stopping, closed;
   struct progress p;
 };
@@ -66,10 +66,18 @@ static void on_event(capsa_host_t *h, const capsa_host_event_t *ev) {
   struct worker *w = h->data;
   switch (ev->type) {
     case CAPSA_EV_READY: {
-      uint64_t rs = w->replay ? w->replay_seed
+      uint64_t rs = w->replay ? w->replay_seed[w->replayed++ % w->nreplay]
                               : capsa_fuzz_renderer_seed(w->seed, w->index++);
-      w->p.current = rs;
+      // Two renderers run at once: a failure may come from either of the
+      // last two seeds, so both go into a reproducer.
+      w->p.current[1] = w->p.current[0];
+      w->p.current[0] = rs;
       report(w);  // before the first mutated record can reach the host
+      // Tests of the watchdog itself: CAPSA_FUZZ_INJECT=crash makes the
+      // host crash here, as a bug reached by these records would.
+      const char *inject = getenv("CAPSA_FUZZ_INJECT");
+      if (inject && strcmp(inject, "crash") == 0 && w->index > 3)
+        raise(SIGSEGV);
       char text[64];
       int n = snprintf(text, sizeof text, "seed %" PRIu64, rs);
       capsa_msg_t m;
@@ -113,14 +121,15 @@ static void on_tick(uv_timer_t *t) {
   if (w->closed) uv_close((uv_handle_t *)&w->tick, NULL);
 }
 
-static int run_worker(uint64_t seed, unsigned seconds, int replay,
-                      uint64_t replay_seed, int out_fd) {
+static int run_worker(uint64_t seed, unsigned seconds, int nreplay,
+                      const uint64_t *replay_seed, int out_fd) {
   static struct worker w;
   memset(&w, 0, sizeof w);
   w.seed = seed;
   w.out_fd = out_fd;
-  w.replay = replay;
-  w.replay_seed = replay_seed;
+  w.replay = nreplay > 0;
+  w.nreplay = nreplay;
+  for (int i = 0; i < nreplay && i < 2; i++) w.replay_seed[i] = replay_seed[i];
   if (uv_loop_init(&w.loop) < 0) return 1;
   capsa_host_options_t o;
   capsa_host_options_init(&o);
@@ -132,11 +141,11 @@ static int run_worker(uint64_t seed, unsigned seconds, int replay,
   k.heartbeat_ms = 0;  // it never answers PING: the host kills it on bad input
   w.kind = capsa_host_define_kind(&w.host, &k);
   if (w.kind < 0 || capsa_host_start(&w.host) < 0) return 1;
-  w.deadline_ms = uv_now(&w.loop) + (replay ? 30000u : seconds * 1000ull);
+  w.deadline_ms = uv_now(&w.loop) + (w.replay ? 30000u : seconds * 1000ull);
   uv_timer_init(&w.loop, &w.tick);
   w.tick.data = &w;
   uv_timer_start(&w.tick, on_tick, 250, 250);
-  for (int i = 0; i < (replay ? 1 : kParallel); i++) spawn_one(&w);
+  for (int i = 0; i < (w.replay ? nreplay : kParallel); i++) spawn_one(&w);
   uv_run(&w.loop, UV_RUN_DEFAULT);
   uv_loop_close(&w.loop);
   w.p.done = 1;
@@ -144,16 +153,16 @@ static int run_worker(uint64_t seed, unsigned seconds, int replay,
   return 0;
 }
 
-static int save_repro(uint64_t seed, uint64_t rseed, const char *why) {
+static int save_repro(uint64_t seed, const uint64_t *rseed, const char *why) {
   char path[96];
   snprintf(path, sizeof path, "capsa-fuzz-%" PRIu64 "-%016" PRIx64 ".repro",
-           seed, rseed);
+           seed, rseed[0]);
   FILE *f = fopen(path, "w");
   if (!f) return -errno;
-  fprintf(f,
-          "capsa-fuzz-repro 1\nseed %" PRIu64 "\nrenderer_seed %" PRIu64
-          "\nwhy %s\n",
-          seed, rseed, why);
+  fprintf(f, "capsa-fuzz-repro 1\nseed %" PRIu64 "\nrenderer_seed %" PRIu64,
+          seed, rseed[0]);
+  if (rseed[1] != 0) fprintf(f, " %" PRIu64, rseed[1]);
+  fprintf(f, "\nwhy %s\n", why);
   fclose(f);
   fprintf(stderr, "capsa fuzz: FAILURE (%s); reproducer saved: %s\n", why,
           path);
@@ -162,7 +171,8 @@ static int save_repro(uint64_t seed, uint64_t rseed, const char *why) {
 
 int capsa_cmd_fuzz(int argc, char **argv) {
   unsigned long seconds = 10;
-  uint64_t seed = 1, replay_seed = 0;
+  uint64_t seed = 1, replay_seed[2] = {0, 0};
+  int nreplay = 0;
   const char *replay = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--help") == 0) {
@@ -195,14 +205,23 @@ int capsa_cmd_fuzz(int argc, char **argv) {
     }
     int ok =
         fscanf(f, "capsa-fuzz-repro 1 seed %" SCNu64 " renderer_seed %" SCNu64,
-               &seed, &replay_seed) == 2;
+               &seed, &replay_seed[0]) == 2;
+    nreplay = ok;
+    // An optional second seed on the same line (the other renderer).
+    int c = ' ';
+    while (ok && c == ' ') c = fgetc(f);
+    if (ok && c != EOF && c != '\n') {
+      ungetc(c, f);
+      if (fscanf(f, "%" SCNu64, &replay_seed[1]) == 1) nreplay = 2;
+    }
     fclose(f);
     if (!ok) {
       fprintf(stderr, "capsa fuzz: %s: not a capsa fuzz reproducer\n", replay);
       return 1;
     }
-    printf("replaying renderer seed %" PRIu64 " (campaign seed %" PRIu64 ")\n",
-           replay_seed, seed);
+    printf("replaying renderer seed %" PRIu64, replay_seed[0]);
+    if (nreplay == 2) printf(" and %" PRIu64, replay_seed[1]);
+    printf(" (campaign seed %" PRIu64 ")\n", seed);
   } else {
     printf("capsa fuzz: seed %" PRIu64 ", %lu s, %d renderers at a time\n",
            seed, seconds, kParallel);
@@ -215,8 +234,7 @@ int capsa_cmd_fuzz(int argc, char **argv) {
   if (pid == 0) {
     close(pfd[0]);
     setpgid(0, 0);
-    _exit(run_worker(seed, (unsigned)seconds, replay != NULL, replay_seed,
-                     pfd[1]));
+    _exit(run_worker(seed, (unsigned)seconds, nreplay, replay_seed, pfd[1]));
   }
   close(pfd[1]);
   struct progress last = {0};
@@ -261,6 +279,7 @@ int capsa_cmd_fuzz(int argc, char **argv) {
   }
   waitpid(pid, &status, 0);
   close(pfd[0]);
+  if (!last.done) kill(-pid, SIGKILL);  // the zygote and renderers it left
   if (!failure && !last.done) {
     static char why[64];
     if (WIFSIGNALED(status))

@@ -62,6 +62,16 @@ TEST(FuzzCampaign, ReproducerReplays) {
   EXPECT_NE(std::string::npos, out.find("replaying renderer seed 42")) << out;
   EXPECT_NE(std::string::npos, out.find("host survived")) << out;
   EXPECT_NE(std::string::npos, out.find("execs 1 ")) << out;
+  // Two seeds (the two renderers running when a failure happened).
+  fd = open(path, O_WRONLY | O_TRUNC);
+  ASSERT_GE(fd, 0);
+  const char two[] = "capsa-fuzz-repro 1\nseed 1\nrenderer_seed 42 43\n";
+  ASSERT_EQ((ssize_t)strlen(two), write(fd, two, strlen(two)));
+  close(fd);
+  out = RunCommand(std::string(CAPSA_CLI_PATH) + " fuzz --replay " + path, &st);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out;
+  EXPECT_NE(std::string::npos, out.find("renderer seed 42 and 43")) << out;
+  EXPECT_NE(std::string::npos, out.find("execs 2 ")) << out;
   // Not a reproducer: a clear error, exit 1.
   fd = open(path, O_WRONLY | O_TRUNC);
   ASSERT_GE(fd, 0);
@@ -73,6 +83,32 @@ TEST(FuzzCampaign, ReproducerReplays) {
   unlink(path);
   out = RunCommand(std::string(CAPSA_CLI_PATH) + " fuzz --seconds 0", &st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2) << out;
+}
+
+// A host that crashes mid-campaign (injected): exit 1, the failure named,
+// a reproducer with the last renderer seeds, which then replays.
+TEST(FuzzCampaign, HostCrashIsAFailureWithAReproducer) {
+  char dir[] = "/tmp/capsa-fuzz-crash-XXXXXX";
+  ASSERT_NE(nullptr, mkdtemp(dir));
+  int st = -1;
+  std::string out =
+      RunCommand(std::string("cd ") + dir + " && CAPSA_FUZZ_INJECT=crash " +
+                     CAPSA_CLI_PATH + " fuzz --seconds 5 --seed 9",
+                 &st);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << out;
+  EXPECT_NE(std::string::npos, out.find("host crash: signal 11")) << out;
+  size_t at = out.find("reproducer saved: ");
+  ASSERT_NE(std::string::npos, at) << out;
+  std::string file = out.substr(at + 18);
+  file = file.substr(0, file.find('\n'));
+  std::string path = std::string(dir) + "/" + file;
+  out = RunCommand(std::string(CAPSA_CLI_PATH) + " fuzz --replay " + path, &st);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out;
+  EXPECT_NE(std::string::npos, out.find("replaying renderer seed")) << out;
+  EXPECT_NE(std::string::npos, out.find(" and ")) << "both seeds: " << out;
+  EXPECT_NE(std::string::npos, out.find("host survived")) << out;
+  unlink(path.c_str());
+  rmdir(dir);
 }
 
 TEST(FuzzCampaign, RecordsAreDeterministicBySeed) {
