@@ -21,45 +21,13 @@
 #include "sandbox/errors.h"
 #include "sandbox/memfd.h"
 #include "tests/harness/child.h"
+#include "tests/harness/fd_passing.h"
 
 namespace {
 
 constexpr size_t kSize = 8192;
 
-// Sends `fd` over `sock` as SCM_RIGHTS (the fd stays open here).
-void SendFd(int sock, int fd) {
-  char byte = 'f';
-  struct iovec iov = {&byte, 1};
-  alignas(struct cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
-  struct msghdr mh = {};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = ctl;
-  mh.msg_controllen = sizeof ctl;
-  struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  ASSERT_EQ(1, sendmsg(sock, &mh, MSG_NOSIGNAL));
-}
 
-int RecvFd(int sock) {
-  char byte;
-  struct iovec iov = {&byte, 1};
-  alignas(struct cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
-  struct msghdr mh = {};
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  mh.msg_control = ctl;
-  mh.msg_controllen = sizeof ctl;
-  if (recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) != 1) return -1;
-  struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-  if (!c || c->cmsg_type != SCM_RIGHTS) return -1;
-  int fd;
-  memcpy(&fd, CMSG_DATA(c), sizeof fd);
-  return fd;
-}
 
 // execveat(fd, "", AT_EMPTY_PATH): -1 with errno when refused.
 long ExecFd(int fd) {
@@ -129,12 +97,12 @@ TEST(Shm, ReceiverCannotWriteResizeOrReseal) {
   memset(p, 0x5a, kSize);
   int sv[2];
   ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
-  SendFd(sv[0], r.fd);
+  ASSERT_EQ(0, capsa_test::SendFd(sv[0], r.fd));
   ASSERT_EQ(0, capsa_shm_close(&r));
   close(sv[0]);
 
   CAPSA_EXPECT_CHILD_OK([&] {
-    int fd = RecvFd(sv[1]);
+    int fd = capsa_test::RecvFd(sv[1]);
     ASSERT_GE(fd, 0);
     // The receiver's checks: wrong size, wrong intent.
     EXPECT_EQ(-EMSGSIZE, capsa_shm_verify(fd, kSize / 2, CAPSA_SHM_PEER_READS));

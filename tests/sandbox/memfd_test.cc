@@ -15,6 +15,7 @@
 #include "sandbox/capmode.h"
 #include "sandbox/memfd.h"
 #include "tests/harness/child.h"
+#include "tests/harness/fd_passing.h"
 
 namespace {
 
@@ -23,39 +24,7 @@ namespace {
 
 constexpr size_t kSize = 64 * 1024;
 
-int SendFd(int sock, int fd) {
-  char c = 'm';
-  struct iovec iov = {&c, 1};
-  char ctl[CMSG_SPACE(sizeof(int))] = {};
-  struct msghdr m = {};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = ctl;
-  m.msg_controllen = sizeof ctl;
-  struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-  h->cmsg_level = SOL_SOCKET;
-  h->cmsg_type = SCM_RIGHTS;
-  h->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(h), &fd, sizeof fd);
-  return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
-}
 
-int RecvFd(int sock) {
-  char c;
-  struct iovec iov = {&c, 1};
-  char ctl[CMSG_SPACE(sizeof(int))] = {};
-  struct msghdr m = {};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = ctl;
-  m.msg_controllen = sizeof ctl;
-  if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1) return -1;
-  struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-  if (!h || h->cmsg_type != SCM_RIGHTS) return -1;
-  int fd;
-  memcpy(&fd, CMSG_DATA(h), sizeof fd);
-  return fd;
-}
 
 #define EXPECT_ERRNO(err, expr)                                  \
   do {                                                           \
@@ -175,13 +144,13 @@ TEST(Memfd, ReadOnlyForTheReceiver) {
     strcpy(w, "hello from the writer");
     if (capsa_memfd_seal_readonly(fd) != 0) _exit(3);
     w[0] = 'h';  // the writer's own mapping still writes
-    _exit(SendFd(sv[0], fd) == 0 ? 0 : 4);
+    _exit(capsa_test::SendFd(sv[0], fd) == 0 ? 0 : 4);
   }
   int st;
   ASSERT_EQ(writer, waitpid(writer, &st, 0));
   ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
   IN_CHILD([&] {
-    int got = RecvFd(sv[1]);
+    int got = capsa_test::RecvFd(sv[1]);
     ASSERT_GE(got, 0);
     CheckReadOnlyFromReceiver(got, false);
   });
@@ -197,10 +166,10 @@ TEST(Memfd, ReadOnlyForAReceiverInCapabilityMode) {
   ASSERT_NE(MAP_FAILED, w);
   strcpy(w, "hello from the writer");
   ASSERT_EQ(0, capsa_memfd_seal_readonly(fd));
-  ASSERT_EQ(0, SendFd(sv[0], fd));
+  ASSERT_EQ(0, capsa_test::SendFd(sv[0], fd));
   IN_CHILD([&] {
     ASSERT_EQ(0, capsa_cap_enter());
-    int got = RecvFd(sv[1]);
+    int got = capsa_test::RecvFd(sv[1]);
     ASSERT_GE(got, 0);
     CheckReadOnlyFromReceiver(got, true);
   });

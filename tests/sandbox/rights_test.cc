@@ -32,6 +32,7 @@
 #include "sandbox/capmode.h"
 #include "sandbox/rights.h"
 #include "tests/harness/child.h"
+#include "tests/harness/fd_passing.h"
 
 namespace {
 
@@ -638,39 +639,7 @@ TEST(RightsLimit, SurvivesFork) {
   });
 }
 
-int SendFd(int sock, int fd) {
-  char c = 'f';
-  struct iovec iov = {&c, 1};
-  char ctl[CMSG_SPACE(sizeof(int))] = {};
-  struct msghdr m = {};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = ctl;
-  m.msg_controllen = sizeof ctl;
-  struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-  h->cmsg_level = SOL_SOCKET;
-  h->cmsg_type = SCM_RIGHTS;
-  h->cmsg_len = CMSG_LEN(sizeof(int));
-  memcpy(CMSG_DATA(h), &fd, sizeof fd);
-  return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
-}
 
-int RecvFd(int sock) {
-  char c;
-  struct iovec iov = {&c, 1};
-  char ctl[CMSG_SPACE(sizeof(int))] = {};
-  struct msghdr m = {};
-  m.msg_iov = &iov;
-  m.msg_iovlen = 1;
-  m.msg_control = ctl;
-  m.msg_controllen = sizeof ctl;
-  if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1) return -1;
-  struct cmsghdr *h = CMSG_FIRSTHDR(&m);
-  if (!h || h->cmsg_type != SCM_RIGHTS) return -1;
-  int fd;
-  memcpy(&fd, CMSG_DATA(h), sizeof fd);
-  return fd;
-}
 
 // The number-keyed filter does not travel; the kernel object does: a
 // read-only limit is a read-only description in the receiver, and the
@@ -687,7 +656,7 @@ TEST(RightsLimit, SurvivesScmRightsThroughTheObject) {
     pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      int got = RecvFd(sv[1]);
+      int got = capsa_test::RecvFd(sv[1]);
       char b;
       bool ok = got >= 0 && read(got, &b, 1) == 1;
       // Not ENOTCAPABLE (no filter on this number) but still no write.
@@ -702,7 +671,7 @@ TEST(RightsLimit, SurvivesScmRightsThroughTheObject) {
       ok = ok && write(got, "x", 1) == -1 && errno == ENOTCAPABLE;
       _exit(ok ? 0 : 1);
     }
-    ASSERT_EQ(0, SendFd(sv[0], fd));
+    ASSERT_EQ(0, capsa_test::SendFd(sv[0], fd));
     int st;
     ASSERT_EQ(pid, waitpid(pid, &st, 0));
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -720,8 +689,8 @@ TEST(RightsLimit, SocketDirectionSurvivesScmRights) {
     EXPECT_NOTCAP(send(pair[0], "x", 1, MSG_NOSIGNAL));
     int sv[2];
     ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
-    ASSERT_EQ(0, SendFd(sv[0], pair[0]));
-    int got = RecvFd(sv[1]);
+    ASSERT_EQ(0, capsa_test::SendFd(sv[0], pair[0]));
+    int got = capsa_test::RecvFd(sv[1]);
     ASSERT_GE(got, 0);
     errno = 0;
     EXPECT_EQ(-1, send(got, "x", 1, MSG_NOSIGNAL));
