@@ -6,9 +6,11 @@
 //   capsa_kind_options_init(&k, "gzip", capsa_renderer_main,
 //                           (void *)&capsa_gzip_renderer);
 //
-// gzip     GZIP_JOB with two shm handles, [0] the input (read-only, exactly
-//          in_size bytes) and [1] the output (writable, declared with write
-//          rights only); answers GZIP_RESULT {status, out_size}.
+// gzip     (entry: capsa_renderer_main_limited, so its handles get their
+//          declared rights) GZIP_JOB with two shm handles, [0] the input
+//          (read-only, exactly in_size bytes) and [1] the output (writable,
+//          declared with write rights only); answers GZIP_RESULT {status,
+//          out_size}.
 // page     fetches fonts from the broker ("font:regular|bold|mono") at
 //          start; LOAD_CONTENT (inline Markdown or a read-only handle) then
 //          RESIZE {width, max height, writable frame region}; draws the page

@@ -90,7 +90,7 @@ static int on_start(capsa_rctx_t *r) {
   for (int i = 0; i < 3; i++) {
     int err = fetch_font(r, urls[i], i);
     if (err < 0 && i == 0) {
-      capsa_rctx_log(r, CAPSA_LOG_ERROR, "no regular font: %d", err);
+      capsa_rctx_log(r, CAPSA_LOG_ERROR, "no regular font: %s", strerror(-err));
       return err;
     }
   }

@@ -2,6 +2,7 @@
 #include "renderer/runtime.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -36,12 +37,20 @@ static int dispatch(capsa_rloop_t *l, capsa_msg_t *m) {
   r->in_message = 1;
   int rc = r->h->on_message(r, m);
   r->in_message = 0;
-  if (rc < 0) r->handler_error = rc;
+  if (rc < 0) {
+    r->handler_error = rc;
+    char line[128];
+    int n = snprintf(line, sizeof line, "capsa renderer %s: %s handler: %s\n",
+                     r->h->kind ? r->h->kind : "?",
+                     capsa_msg_type_name(m->type), strerror(-rc));
+    if (n > 0 && write(2, line, (size_t)n) < 0) {
+    }
+  }
   return rc;
 }
 
-int capsa_renderer_main(int channel_fd, const capsa_sandbox_report_t *sandbox,
-                        void *handlers) {
+static int run(int channel_fd, const capsa_sandbox_report_t *sandbox,
+               void *handlers, bool apply_rights) {
   const capsa_renderer_handlers_t *h = handlers;
   if (channel_fd < 0 || !h) return CAPSA_RENDERER_EXIT_CHANNEL;
   // Capability mode before the first byte of input: normally the zygote
@@ -65,7 +74,14 @@ int capsa_renderer_main(int channel_fd, const capsa_sandbox_report_t *sandbox,
       r.sandbox.landlock_abi = cr.landlock_abi;
     r.sandbox.detail = "capmode entered by the renderer";
   }
-  if (capsa_rloop_init(&r.loop, channel_fd, dispatch, NULL) < 0) {
+  // Received handles are re-limited with capsa_rights_limit only when the
+  // kind asks: number-keyed rights outlive the descriptor, so after a
+  // read-only handle is closed, a writable one the kernel gives the same
+  // number cannot get its rights (ENOTCAPABLE) and the renderer fails. What
+  // holds regardless: read-only files are O_RDONLY, read-only shared memory
+  // is sealed (F_SEAL_FUTURE_WRITE), both checked on receipt (ipc/handle.h).
+  capsa_rloop_options_t lo = {CAPSA_PEER_HOST, apply_rights ? 1 : 0, 5000};
+  if (capsa_rloop_init(&r.loop, channel_fd, dispatch, &lo) < 0) {
     close(channel_fd);
     return CAPSA_RENDERER_EXIT_CHANNEL;
   }
@@ -79,7 +95,14 @@ int capsa_renderer_main(int channel_fd, const capsa_sandbox_report_t *sandbox,
   int rc = capsa_rloop_send(&r.loop, &hello);
   if (rc == 0 && h->on_start) {
     rc = h->on_start(&r);
-    if (rc < 0) r.handler_error = rc;
+    if (rc < 0) {
+      r.handler_error = rc;
+      char line[128];
+      int n = snprintf(line, sizeof line, "capsa renderer %s: on_start: %s\n",
+                       h->kind ? h->kind : "?", strerror(-rc));
+      if (n > 0 && write(2, line, (size_t)n) < 0) {
+      }
+    }
   }
   if (rc == 0) rc = capsa_rloop_run(&r.loop);
   if (rc < 0 && rc != -EPIPE && r.handler_error == 0) {
@@ -95,6 +118,17 @@ int capsa_renderer_main(int channel_fd, const capsa_sandbox_report_t *sandbox,
   if (r.handler_error < 0) return CAPSA_RENDERER_EXIT_HANDLER;
   if (rc < 0 && rc != -EPIPE) return CAPSA_RENDERER_EXIT_CHANNEL;
   return CAPSA_RENDERER_EXIT_OK;
+}
+
+int capsa_renderer_main(int channel_fd, const capsa_sandbox_report_t *sandbox,
+                        void *handlers) {
+  return run(channel_fd, sandbox, handlers, false);
+}
+
+int capsa_renderer_main_limited(int channel_fd,
+                                const capsa_sandbox_report_t *sandbox,
+                                void *handlers) {
+  return run(channel_fd, sandbox, handlers, true);
 }
 
 int capsa_rctx_send(capsa_rctx_t *r, capsa_msg_t *msg) {

@@ -55,6 +55,15 @@ typedef struct capsa_renderer_handlers {
 int capsa_renderer_main(int channel_fd, const capsa_sandbox_report_t *sandbox,
                         void *handlers);
 
+// The same, and every received handle is limited to the rights its message
+// declares (capsa_rights_limit), e.g. gzip's output to write-only. Only for
+// kinds whose handles never take a descriptor number that an earlier handle
+// had with narrower rights: number-keyed rights outlive the descriptor, and
+// the wider limit would fail (ENOTCAPABLE, the renderer exits).
+int capsa_renderer_main_limited(int channel_fd,
+                                const capsa_sandbox_report_t *sandbox,
+                                void *handlers);
+
 // For handlers. Ownership of handle descriptors as ipc/loop.h.
 int capsa_rctx_send(capsa_rctx_t *r, capsa_msg_t *msg);
 int capsa_rctx_reply(capsa_rctx_t *r, const capsa_msg_t *request,

@@ -105,7 +105,7 @@ int capsa_cli_host_open(struct capsa_cli_host *h) {
   k.limit_memory = 1ull << 30;
   k.heartbeat_timeout_ms = 30000;
   h->kind_page = capsa_host_define_kind(&h->host, &k);
-  capsa_kind_options_init(&k, "gzip", capsa_renderer_main,
+  capsa_kind_options_init(&k, "gzip", capsa_renderer_main_limited,
                           (void *)&capsa_gzip_renderer);
   k.heartbeat_ms = 0;  // one long job: no pings to answer meanwhile
   h->kind_gzip = capsa_host_define_kind(&h->host, &k);

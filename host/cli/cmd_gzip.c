@@ -128,6 +128,8 @@ static int run(const char *name, bool decompress, int argc, char **argv) {
                        &out_len, &job);
   capsa_cli_host_close(&h);
   free(in);
+  for (size_t i = 0; i < job.nlogs; i++)  // the renderer's own warnings
+    fprintf(stderr, "capsa %s: renderer: %s\n", name, job.logs[i]);
   if (err < 0) {
     fprintf(stderr, "capsa %s: %s\n", name,
             job.outcome[0] ? job.outcome : strerror(-err));
