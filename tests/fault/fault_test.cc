@@ -171,6 +171,34 @@ int FaultyMessage(capsa_rctx_t *r, capsa_msg_t *m) {
     }
     capsa_rctx_log(r, CAPSA_LOG_INFO, "forked %d", n);
     for (;;) pause();  // the heartbeat ends it (and its pid namespace)
+  } else if (cmd == "fork-check") {
+    // Hold descriptors at the lowest free numbers (as received handles
+    // would be), fork, and let the child count which ones changed.
+    int held[16], nheld = 0;
+    for (; nheld < 16; nheld++) {
+      held[nheld] = memfd_create("held", MFD_CLOEXEC);
+      if (held[nheld] < 0) break;
+    }
+    struct stat before[64];
+    for (int fd = 0; fd < 64; fd++)
+      if (fstat(fd, &before[fd]) < 0) before[fd].st_ino = 0;
+    pid_t pid = fork();
+    if (pid == 0) {
+      int changed = 0;
+      for (int fd = 0; fd < 64; fd++) {
+        struct stat now;
+        if (before[fd].st_ino == 0) continue;
+        if (fstat(fd, &now) < 0 || now.st_ino != before[fd].st_ino ||
+            now.st_dev != before[fd].st_dev)
+          changed++;
+      }
+      _exit(changed);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    for (int i = 0; i < nheld; i++) close(held[i]);
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "fork changed %d of %d",
+                   WIFEXITED(st) ? WEXITSTATUS(st) : -1, nheld);
   } else {
     capsa_rctx_log(r, CAPSA_LOG_INFO, "echo %s", cmd.c_str());
   }
@@ -399,6 +427,48 @@ TEST_P(FaultTest, HostSurvivesHealthyStayExact) {
   EXPECT_EQ(0, uv_loop_close(&loop));
   EXPECT_EQ(fds_before, CountFds()) << "the host leaked descriptors: before "
                                     << before_list << " after " << ListFds();
+}
+
+// A renderer that forks (fork is allowed in capability mode) must find its
+// descriptors intact in the child. Renderers are forked from the host
+// process without exec, so they inherit its pthread_atfork handlers; libuv's
+// closes and re-creates its signal-lock pipe at the numbers it recorded in
+// the host, which in a renderer may be its own handles.
+TEST(RendererFork, ChildKeepsTheRenderersDescriptors) {
+  uv_loop_t loop;
+  ASSERT_EQ(0, uv_loop_init(&loop));
+  State s;
+  capsa_host_t host;
+  capsa_host_options_t o;
+  capsa_host_options_init(&o);
+  o.stderr_fd = -1;
+  ASSERT_EQ(0, capsa_host_init(&loop, &host, &o, OnEvent));
+  host.data = &s;
+  capsa_kind_options_t k;
+  capsa_kind_options_init(&k, "faulty", capsa_renderer_main, (void *)&kFaulty);
+  int kind = capsa_host_define_kind(&host, &k);
+  ASSERT_GE(kind, 0);
+  ASSERT_EQ(0, capsa_host_start(&host));
+  ASSERT_EQ(0, capsa_host_spawn(&host, kind, nullptr, &s.faulty));
+  auto run_until = [&](auto done, int ms) {
+    uint64_t end = uv_now(&loop) + (uint64_t)ms;
+    while (!done()) {
+      uv_update_time(&loop);
+      if (uv_now(&loop) > end) return false;
+      uv_run(&loop, UV_RUN_ONCE);
+    }
+    return true;
+  };
+  ASSERT_TRUE(run_until([&] { return s.ready == 1; }, 10000));
+  Send(s.faulty, "fork-check");
+  ASSERT_TRUE(run_until([&] { return !s.faulty_logs.empty(); }, 10000));
+  EXPECT_EQ(0u, s.faulty_logs[0].find("fork changed 0 of "))
+      << s.faulty_logs[0];
+  capsa_host_close(&host, [](capsa_host_t *h) {
+    static_cast<State *>(h->data)->host_closed = true;
+  });
+  ASSERT_TRUE(run_until([&] { return s.host_closed; }, 10000));
+  EXPECT_EQ(0, uv_loop_close(&loop));
 }
 
 const capsa_host_event_type_t kBad = CAPSA_EV_BAD_MESSAGE;
