@@ -32,6 +32,8 @@ struct progress {
   uint64_t bad;         // bad messages caught
   uint64_t killed;      // renderers that ended (killed or exited)
   uint64_t respawned;   // renderers started after the first ones
+  uint64_t exited;      // of those that ended: left on their own
+  uint64_t crashed;     // of those: a signal the host did not send
   uint64_t current[2];  // the two renderer seeds most recently handed out
   int done;             // 1: campaign over, host closed cleanly
 };
@@ -92,6 +94,13 @@ static void on_event(capsa_host_t *h, const capsa_host_event_t *ev) {
       break;
     case CAPSA_EV_BAD_MESSAGE:
       w->p.bad++;
+      break;
+    case CAPSA_EV_EXITED:
+      w->p.exited++;
+      break;
+    case CAPSA_EV_CRASHED:
+      if (ev->signal != SIGKILL) w->p.crashed++;
+
       break;
     case CAPSA_EV_CLOSED:
       w->p.killed++;
@@ -294,9 +303,10 @@ int capsa_cmd_fuzz(int argc, char **argv) {
               (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
   printf("summary: %.1f s, execs %" PRIu64
          " (%.0f/s), records accepted %" PRIu64 ", bad messages caught %" PRIu64
-         ", renderers killed %" PRIu64 ", respawned %" PRIu64 "; %s\n",
+         ", renderers ended %" PRIu64 " (exited %" PRIu64 ", crashed %" PRIu64
+         "), respawned %" PRIu64 "; %s\n",
          el, last.execs, last.execs / (el > 0 ? el : 1), last.messages,
-         last.bad, last.killed, last.respawned,
+         last.bad, last.killed, last.exited, last.crashed, last.respawned,
          failure ? failure : "host survived");
   if (failure) {
     save_repro(seed, last.current, failure);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -73,17 +74,30 @@ int capsa_fuzz_build(uint64_t seed, unsigned round, uint8_t *buf, size_t cap,
       CAPSA_MSG_GZIP_RESULT, CAPSA_MSG_HELLO,
       CAPSA_MSG_LOAD_CONTENT};
   capsa_msg_t m;
-  capsa_msg_init(&m, kTypes[pick(&s, sizeof kTypes / sizeof kTypes[0])]);
+  // Two records in three are clean (a LOG, or a broker request with a fresh
+  // id), so that a renderer lives long enough for the damaged ones to reach
+  // the host in every state, not just right after HELLO.
+  bool clean = pick(&s, 3) != 0;
+  if (clean) {
+    capsa_msg_init(&m,
+                   pick(&s, 2) ? CAPSA_MSG_LOG : CAPSA_MSG_RESOURCE_REQUEST);
+  } else {
+    capsa_msg_init(&m, kTypes[pick(&s, sizeof kTypes / sizeof kTypes[0])]);
+  }
   m.seq = round + 2;  // HELLO was 1
   switch (m.type) {
     case CAPSA_MSG_LOG:
-      m.u.log.level = pick(&s, 4) ? pick(&s, 4) : edgy_u32(&s);
-      m.u.log.text = edgy_str(&s, text, sizeof text);
+      m.u.log.level = pick(&s, 4) || clean ? pick(&s, 4) : edgy_u32(&s);
+      m.u.log.text = clean ? "fuzz" : edgy_str(&s, text, sizeof text);
       break;
     case CAPSA_MSG_RESOURCE_REQUEST:
       m.flags = CAPSA_MSG_F_REQUEST;
-      m.request_id = 1 + pick(&s, 4);
+      // Fresh ids for clean requests; reused ones otherwise.
+      m.request_id = clean ? 1000 + round : 1 + pick(&s, 4);
       m.u.resource_request.url = edgy_str(&s, text, sizeof text);
+      if (clean && (m.u.resource_request.url == NULL ||
+                    m.u.resource_request.url[0] == 0))
+        m.u.resource_request.url = "file:a.txt";
       break;
     case CAPSA_MSG_FRAME_READY:
       m.u.frame_ready.frame_id = capsa_fuzz_next(&s);
@@ -122,7 +136,7 @@ int capsa_fuzz_build(uint64_t seed, unsigned round, uint8_t *buf, size_t cap,
       break;
   }
   // Structural damage to a valid envelope.
-  uint32_t how = pick(&s, 16);
+  uint32_t how = clean ? 16 : pick(&s, 16);
   if (how == 0) m.seq += 1 + pick(&s, 3);  // reordered / skipped
   if (how == 1) m.seq = round;             // replayed
   if (how == 2) m.flags = pick(&s, 8);
@@ -138,7 +152,7 @@ int capsa_fuzz_build(uint64_t seed, unsigned round, uint8_t *buf, size_t cap,
     if (len < 0) return len;
   }
   *nfds = 0;
-  uint32_t dmg = pick(&s, 12);
+  uint32_t dmg = clean ? 12 : pick(&s, 12);
   if (dmg == 0 && len > 1) {
     len = 1 + (int)pick(&s, (uint32_t)len - 1);  // truncated
   } else if (dmg == 1 || dmg == 2) {

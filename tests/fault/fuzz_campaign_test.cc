@@ -37,6 +37,9 @@ TEST(FuzzCampaign, TenSecondsSeedOneHostSurvives) {
   ASSERT_NE(std::string::npos, at) << out;
   std::string sum = out.substr(at);
   EXPECT_NE(std::string::npos, sum.find("host survived")) << sum;
+  // The fuzzing renderers end by the host's hand or their own, never by a
+  // fault of their own (which would hide what they were meant to send).
+  EXPECT_NE(std::string::npos, sum.find(", crashed 0)")) << sum;
   unsigned long long execs = 0, bad = 0;
   const char *e = strstr(sum.c_str(), "execs ");
   const char *b = strstr(sum.c_str(), "bad messages caught ");
@@ -131,6 +134,12 @@ TEST(FuzzCampaign, RecordsAreDeterministicBySeed) {
     differ += lc != la || memcmp(a, b, (size_t)la) != 0;
   }
   EXPECT_GT(differ, CAPSA_FUZZ_ROUNDS / 2) << "another seed, other records";
+  // Any seed builds every round (the renderer must not crash on its own).
+  for (uint64_t seed = 0; seed < 2000; seed++)
+    for (unsigned round = 0; round < CAPSA_FUZZ_ROUNDS; round++)
+      ASSERT_GT(capsa_fuzz_build(capsa_fuzz_renderer_seed(3, seed), round, a,
+                                 sizeof a, ka, &na, 12),
+                0);
   EXPECT_NE(capsa_fuzz_renderer_seed(1, 0), capsa_fuzz_renderer_seed(1, 1));
   EXPECT_EQ(capsa_fuzz_renderer_seed(1, 5), capsa_fuzz_renderer_seed(1, 5));
 }
