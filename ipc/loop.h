@@ -56,7 +56,13 @@ struct capsa_rloop {
 
 typedef struct capsa_rloop_options {
   capsa_peer_role_t peer;  // default CAPSA_PEER_HOST
-  int apply_rights;        // default 1 (see ipc/uv_channel.h)
+  // Re-apply each handle's declared rights on receipt (capsa_rights_limit).
+  // Default 0: each limit is a seccomp layer keyed on a descriptor number
+  // that outlives the descriptor (docs/rights.md), so a long-lived renderer
+  // opts in per kind. Without it, what the kernel object enforces still
+  // holds: read-only files are O_RDONLY and read-only regions sealed, both
+  // checked on receipt (ipc/handle.h).
+  int apply_rights;
   int send_timeout_ms;     // blocking sends give up after; default 5000
 } capsa_rloop_options_t;
 
