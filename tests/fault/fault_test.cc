@@ -9,7 +9,9 @@
 // descriptor count after closing equals the count before it started; the
 // healthy renderers' echoes are byte-exact and complete; the faulty one's
 // fate reaches the embedder as an event (and CLOSED). Memory: LeakSanitizer
-// in the asan pass.
+// in the asan pass. A directory as a handle cannot be produced from inside
+// a renderer (it holds none and capability mode opens none); the host's
+// handle check refuses one in tests/ipc (channel_test, handle_test).
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
