@@ -21,9 +21,10 @@
 #include "renderer/fuzz/fuzz_renderer.h"
 
 static const char kUsage[] =
-    "usage: capsa fuzz [--seconds N] [--seed S] [--replay FILE]";
+    "usage: capsa fuzz [--seconds N] [--seed S] [--replay FILE] "
+    "[--hang-seconds N]";
 
-enum { kParallel = 2, kHangSeconds = 15 };
+enum { kParallel = 2, kHangSeconds = 15 };  // default for --hang-seconds
 
 // What the worker reports on its pipe, one fixed-size record at a time.
 struct progress {
@@ -80,6 +81,8 @@ static void on_event(capsa_host_t *h, const capsa_host_event_t *ev) {
       const char *inject = getenv("CAPSA_FUZZ_INJECT");
       if (inject && strcmp(inject, "crash") == 0 && w->index > 3)
         raise(SIGSEGV);
+      if (inject && strcmp(inject, "hang") == 0 && w->index > 3)
+        for (;;) pause();
       char text[64];
       int n = snprintf(text, sizeof text, "seed %" PRIu64, rs);
       capsa_msg_t m;
@@ -179,7 +182,7 @@ static int save_repro(uint64_t seed, const uint64_t *rseed, const char *why) {
 }
 
 int capsa_cmd_fuzz(int argc, char **argv) {
-  unsigned long seconds = 10;
+  unsigned long seconds = 10, hang_seconds = kHangSeconds;
   uint64_t seed = 1, replay_seed[2] = {0, 0};
   int nreplay = 0;
   const char *replay = NULL;
@@ -200,6 +203,11 @@ int capsa_cmd_fuzz(int argc, char **argv) {
       seed = strtoull(argv[++i], &end, 10);
       if (*end)
         return capsa_cli_usage_error("fuzz", kUsage, "bad --seed", argv[i]);
+    } else if (strcmp(argv[i], "--hang-seconds") == 0) {
+      hang_seconds = strtoul(argv[++i], &end, 10);
+      if (*end || hang_seconds == 0 || hang_seconds > 3600)
+        return capsa_cli_usage_error("fuzz", kUsage, "bad --hang-seconds",
+                                     argv[i]);
     } else if (strcmp(argv[i], "--replay") == 0) {
       replay = argv[++i];
     } else {
@@ -267,7 +275,7 @@ int capsa_cmd_fuzz(int argc, char **argv) {
     }
     double el = (double)(now.tv_sec - t0.tv_sec) +
                 (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
-    if (now.tv_sec - lastp.tv_sec > kHangSeconds) {
+    if (now.tv_sec - lastp.tv_sec >= (time_t)hang_seconds) {
       failure = "host hang: no progress";
       break;
     }

@@ -26,6 +26,7 @@
 #include <dirent.h>
 
 #include <map>
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -243,6 +244,11 @@ struct Fault {
   std::set<capsa_host_event_type_t> accepted;  // the faulty one's fate
   const char *log_expected;                    // a LOG it must send first
 };
+
+// gtest prints a failing parameter by its command, not its bytes.
+void PrintTo(const Fault &f, std::ostream *os) {
+  *os << f.cmd;
+}
 
 struct State {
   capsa_renderer_t *faulty = nullptr;

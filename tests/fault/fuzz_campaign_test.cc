@@ -118,6 +118,27 @@ TEST(FuzzCampaign, HostCrashIsAFailureWithAReproducer) {
   rmdir(dir);
 }
 
+// A host that stops making progress (injected hang): the watchdog ends it
+// after --hang-seconds and saves a reproducer.
+TEST(FuzzCampaign, HostHangIsAFailureWithAReproducer) {
+  char dir[] = "/tmp/capsa-fuzz-hang-XXXXXX";
+  ASSERT_NE(nullptr, mkdtemp(dir));
+  int st = -1;
+  std::string out = RunCommand(
+      std::string("cd ") + dir + " && CAPSA_FUZZ_INJECT=hang " +
+          CAPSA_CLI_PATH + " fuzz --seconds 30 --seed 9 --hang-seconds 2",
+      &st);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << out;
+  EXPECT_NE(std::string::npos, out.find("FAILURE (host hang: no progress)"))
+      << out;
+  size_t at = out.find("reproducer saved: ");
+  ASSERT_NE(std::string::npos, at) << out;
+  std::string file = out.substr(at + 18);
+  file = file.substr(0, file.find('\n'));
+  EXPECT_EQ(0, unlink((std::string(dir) + "/" + file).c_str())) << file;
+  rmdir(dir);
+}
+
 TEST(FuzzCampaign, RecordsAreDeterministicBySeed) {
   uint8_t a[CAPSA_IPC_MAX_MESSAGE + 64], b[CAPSA_IPC_MAX_MESSAGE + 64];
   int ka[16], kb[16], na = 0, nb = 0;
