@@ -21,7 +21,7 @@ int capsa_cli_usage_error(const char *cmd, const char *usage, const char *msg,
 
 int capsa_cmd_doctor(int argc, char **argv);
 int capsa_cmd_bench(int argc, char **argv);
-int capsa_cmd_fuzz(int argc, char **argv);  // cmd_fuzz.c
+int capsa_cmd_fuzz(int argc, char **argv);
 int capsa_bench_capmode(int argc, char **argv);
 int capsa_bench_ipc(int argc, char **argv);  // bench_ipc.c
 int capsa_bench_spawn(int argc, char **argv);  // bench_spawn.c
