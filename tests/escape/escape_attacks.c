@@ -413,9 +413,12 @@ static int atk_dup_limited(const struct capsa_attack_env *e) {
   { n, w, f, {__VA_ARGS__}, 0, layer }
 
 // Expected answers: ECAPMODE from the seccomp table for every refused
-// syscall; ENOSYS for clone3 (so that glibc falls back to clone, whose flags
-// can be checked: docs/DESIGN.md); the descriptor's own mode, seals and the
-// rights layer for handles (EBADF/EACCES/EPERM/EINVAL/ENOTCAPABLE).
+// syscall (ENOTCAPABLE where the call names a rights-limited handle: the
+// rights layer's filter is installed after capability mode's, and among
+// errno answers the most recently installed filter's wins); ENOSYS for clone3
+// (so that glibc falls back to clone, whose flags can be checked:
+// docs/DESIGN.md); the descriptor's own mode, seals and the rights layer for
+// handles (EBADF/EACCES/EPERM/EINVAL/ENOTCAPABLE).
 const struct capsa_attack capsa_escape_attacks[] = {
     // namespaces
     ROW("unshare-mount", "unshare(CLONE_NEWNS)", atk_unshare_mount, "seccomp",
@@ -439,7 +442,7 @@ const struct capsa_attack capsa_escape_attacks[] = {
     ROW("clone3-newuser", "clone3(CLONE_NEWUSER | CLONE_NEWNS)",
         atk_clone3_newuser, "seccomp (clone3 -> ENOSYS)", ENOSYS),
     ROW("setns-handle", "setns(held fd, CLONE_NEWNET)", atk_setns_file,
-        "seccomp", ECAPMODE),
+        "seccomp (rights layer on a limited handle)", ECAPMODE, ENOTCAPABLE),
     // processes
     ROW("process-vm-write-host", "process_vm_writev(host)", atk_vm_write_host,
         "seccomp", ECAPMODE),
@@ -482,27 +485,30 @@ const struct capsa_attack capsa_escape_attacks[] = {
         ECAPMODE),
     ROW("add-key", "add_key(\"user\") to the process keyring", atk_add_key,
         "seccomp", ECAPMODE),
-    ROW("finit-module", "finit_module(held fd)", atk_finit_module, "seccomp",
-        ECAPMODE),
+    ROW("finit-module", "finit_module(held fd)", atk_finit_module,
+        "seccomp (rights layer on a limited handle)", ECAPMODE, ENOTCAPABLE),
     // exec
     ROW("execve-su", "execve(\"/bin/su\") (setuid root)", atk_execve_setuid,
         "seccomp", ECAPMODE),
     ROW("execve-proc-self", "execve(\"/proc/self/exe\")", atk_execve_proc_self,
         "seccomp", ECAPMODE),
     ROW("fexecve-handle", "execveat(file handle, \"\", AT_EMPTY_PATH)",
-        atk_fexecve_handle, "seccomp", ECAPMODE),
+        atk_fexecve_handle, "seccomp (rights layer on a limited handle)",
+        ECAPMODE, ENOTCAPABLE),
     // code
     ROW("pkey-mprotect-exec", "pkey_mprotect(PROT_EXEC)",
         atk_pkey_mprotect_exec, "seccomp", ECAPMODE),
     ROW("shm-mmap-exec", "mmap(PROT_EXEC, MAP_SHARED) of the read-only region",
-        atk_shm_mmap_exec, "seccomp", ECAPMODE),
+        atk_shm_mmap_exec, "seccomp (rights layer on a limited handle)",
+        ECAPMODE, ENOTCAPABLE),
     // filesystem without a directory handle
     ROW("openat-cwd-dotdot", "openat(AT_FDCWD, \"../../../../etc/passwd\")",
         atk_openat_cwd_dotdot, "seccomp", ECAPMODE),
     ROW("symlinkat-cwd", "symlinkat(\"/etc/passwd\", AT_FDCWD, ...)",
         atk_symlinkat_cwd, "seccomp", ECAPMODE),
     ROW("linkat-handle", "linkat(file handle, AT_EMPTY_PATH) to a new name",
-        atk_linkat_handle, "seccomp", ECAPMODE),
+        atk_linkat_handle, "seccomp (rights layer on a limited handle)",
+        ECAPMODE, ENOTCAPABLE),
     ROW("chdir-root", "chdir(\"/\")", atk_chdir_root, "seccomp", ECAPMODE),
     // the read-only file handle
     ROW("file-reopen-rw", "openat(\"/proc/self/fd/N\", O_RDWR) of the file",
