@@ -229,6 +229,26 @@ std::string ListFds() {
   return out;
 }
 
+// "pid:[N]" of a process (readable for our own renderers: same user).
+std::string PidNamespaceOf(pid_t pid) {
+  char link[64] = {0};
+  std::string p = "/proc/" + std::to_string(pid) + "/ns/pid";
+  if (readlink(p.c_str(), link, sizeof link - 1) < 0) return "";
+  return link;
+}
+
+int ProcessesIn(const std::string &ns) {
+  int n = 0;
+  DIR *d = opendir("/proc");
+  if (!d) return -1;
+  while (struct dirent *e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    if (PidNamespaceOf(atoi(e->d_name)) == ns) n++;
+  }
+  closedir(d);
+  return n;
+}
+
 int CountFds() {
   int n = 0;
   DIR *d = opendir("/proc/self/fd");
@@ -384,10 +404,18 @@ TEST_P(FaultTest, HostSurvivesHealthyStayExact) {
     return false;
   };
   bool fate = run_until([&] { return faulty_closed() || logged(); }, 20000);
+  std::string pidns;
   if (fate && !faulty_closed()) {
-    // It survived its own fault (a flood is only traffic): end it.
+    // It survived its own fault (a flood is only traffic, a fork bomb waits
+    // for the heartbeat): end it. A fork bomb's children must go with it.
+    pidns = PidNamespaceOf(capsa_renderer_pid(s.faulty));
     EXPECT_EQ(0, capsa_renderer_kill(s.faulty));
     fate = run_until(faulty_closed, 10000);
+  }
+  if (std::string(f.cmd) == "fork-bomb") {
+    ASSERT_FALSE(pidns.empty()) << "cannot read the renderer's pid namespace";
+    EXPECT_NE(pidns, PidNamespaceOf(getpid())) << "no pid namespace of its own";
+    EXPECT_EQ(0, ProcessesIn(pidns)) << "the fork bomb left processes behind";
   }
   ASSERT_TRUE(run_until(
       [&] {
