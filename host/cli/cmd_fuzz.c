@@ -251,7 +251,9 @@ int capsa_cmd_fuzz(int argc, char **argv) {
   if (pid == 0) {
     close(pfd[0]);
     setpgid(0, 0);
-    _exit(run_worker(seed, (unsigned)seconds, nreplay, replay_seed, pfd[1]));
+    // exit(), not _exit(): under LeakSanitizer the host's leaks are checked
+    // at the worker's exit and turn into its exit code.
+    exit(run_worker(seed, (unsigned)seconds, nreplay, replay_seed, pfd[1]));
   }
   close(pfd[1]);
   struct progress last = {0};
@@ -304,6 +306,12 @@ int capsa_cmd_fuzz(int argc, char **argv) {
     else
       snprintf(why, sizeof why, "host exited %d mid-campaign",
                WEXITSTATUS(status));
+    failure = why;
+  } else if (!failure && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    static char why[64];
+    snprintf(why, sizeof why, "host ended badly after the campaign (%s %d)",
+             WIFSIGNALED(status) ? "signal" : "exit code",
+             WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     failure = why;
   }
   clock_gettime(CLOCK_MONOTONIC, &now);
