@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "host/fork_guard.h"
 #include "host/host_internal.h"
 #include "sandbox/features.h"
 
@@ -437,6 +438,10 @@ int capsa_host_start(capsa_host_t *host) {
   if (h->started) return -EBUSY;
   // Probe before anything is sandboxed: the zygote inherits the caches.
   capsa_features_get();
+  // Which numbers libuv's fork handler replaces, so that renderers can keep
+  // their own descriptors off them (host/fork_guard.h). Best effort: without
+  // it only a renderer's fork() children are affected, never the renderer.
+  capsa__fork_guard_probe();
   unsigned avail = capsa_ns_available();
   if (h->opts.namespaces_required & ~avail) return -EPERM;
   for (unsigned i = 0; i < h->nkinds; i++) {

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "host/fd_passing.h"
+#include "host/fork_guard.h"
 
 #define ZYGOTE_TIMEOUT_MS 5000
 #define CTRL_FD 3
@@ -123,7 +124,11 @@ static void renderer_start(unsigned k, bool pid_ns) {
   snprintf(detail, sizeof detail, "root=%s capmode: %s",
            g_empty_root ? "empty-ro" : "host", line);
   rep.detail = detail;
-  _exit(kind->main(CHANNEL_FD, &rep, kind->arg));
+  // Before the first byte of input: keep libuv's fork handler off the
+  // renderer's own descriptors (host/fork_guard.h).
+  int chan = capsa__fork_guard_reserve(CHANNEL_FD);
+  if (chan < 0) _exit(126);
+  _exit(kind->main(chan, &rep, kind->arg));
 }
 
 // Forks a renderer of kind k on channel end `chan` (borrowed). Returns 0

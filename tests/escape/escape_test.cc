@@ -137,37 +137,6 @@ const capsa_renderer_handlers_t kAttacker = {"attacker", AttackerStart,
 
 // --- host side --------------------------------------------------------------
 
-// libuv registers a pthread_atfork child handler that closes its
-// process-wide signal-lock pipe (two descriptor numbers recorded at its
-// first signal watcher) and opens a new one. Renderers are forked from this
-// process and inherit the handler with the recorded numbers, which the
-// zygote has since closed and the renderer reuses for received handles:
-// every glibc fork() inside a renderer (the attack runner forks per
-// attempt) then closes two of the renderer's handles in the child and puts
-// a pipe in their place (seen as ESPIPE from pwrite on the "read-only
-// region"). Until the launcher deals with it, make libuv record numbers a
-// renderer can never hold (above its RLIMIT_NOFILE of 64), so the attempts
-// hit the real handles.
-struct LibuvLockPipeHigh {
-  LibuvLockPipeHigh() {
-    std::vector<int> fill;
-    for (;;) {
-      int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-      if (fd < 0) break;
-      fill.push_back(fd);
-      if (fd >= 200) break;
-    }
-    uv_loop_t loop;
-    uv_signal_t sig;
-    if (uv_loop_init(&loop) == 0) {
-      if (uv_signal_init(&loop, &sig) == 0)
-        uv_close(reinterpret_cast<uv_handle_t *>(&sig), nullptr);
-      uv_run(&loop, UV_RUN_DEFAULT);
-      uv_loop_close(&loop);
-    }
-    for (int fd : fill) close(fd);
-  }
-} g_libuv_lock_pipe_high;
 
 struct Row {
   int verdict = -1, err = 0, sig = 0;

@@ -176,23 +176,24 @@ int FaultyMessage(capsa_rctx_t *r, capsa_msg_t *m) {
     for (;;) pause();  // the heartbeat ends it (and its pid namespace)
   } else if (cmd == "fork-check") {
     // Hold descriptors at the lowest free numbers (as received handles
-    // would be), fork, and let the child count which ones changed.
-    int held[16], nheld = 0;
+    // would be), fork, and let the child count which of them changed.
+    // Descriptors the launcher parked for libuv's fork handler
+    // (host/fork_guard.h) are not the renderer's and may be replaced.
+    int held[17], nheld = 0;
     for (; nheld < 16; nheld++) {
       held[nheld] = memfd_create("held", MFD_CLOEXEC);
       if (held[nheld] < 0) break;
     }
-    struct stat before[64];
-    for (int fd = 0; fd < 64; fd++)
-      if (fstat(fd, &before[fd]) < 0) before[fd].st_ino = 0;
+    struct stat before[17];
+    for (int i = 0; i < nheld; i++)
+      if (fstat(held[i], &before[i]) < 0) before[i].st_ino = 0;
     pid_t pid = fork();
     if (pid == 0) {
       int changed = 0;
-      for (int fd = 0; fd < 64; fd++) {
+      for (int i = 0; i < nheld; i++) {
         struct stat now;
-        if (before[fd].st_ino == 0) continue;
-        if (fstat(fd, &now) < 0 || now.st_ino != before[fd].st_ino ||
-            now.st_dev != before[fd].st_dev)
+        if (fstat(held[i], &now) < 0 || now.st_ino != before[i].st_ino ||
+            now.st_dev != before[i].st_dev)
           changed++;
       }
       _exit(changed);
