@@ -19,8 +19,8 @@ std::string ChildResult::Describe() const {
     if (exit_code == 1) return "exited 1 (assertion failed in child)";
     return "exited " + std::to_string(exit_code);
   }
-  return std::string("killed by signal ") + std::to_string(term_signal) +
-         " (" + strsignal(term_signal) + ")";
+  return std::string("killed by signal ") + std::to_string(term_signal) + " (" +
+         strsignal(term_signal) + ")";
 }
 
 static long MonotonicMs() {
@@ -29,7 +29,7 @@ static long MonotonicMs() {
   return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
-ChildResult RunInChild(const std::function<void()>& body, int timeout_ms) {
+ChildResult RunInChild(const std::function<void()> &body, int timeout_ms) {
   ChildResult r;
   // Unflushed parent output would otherwise be printed twice.
   fflush(stdout);

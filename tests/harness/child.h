@@ -38,32 +38,30 @@ struct ChildResult {
 // terminal), and waits at most `timeout_ms`; on timeout the child's whole
 // process group is killed. The child exits 0 if the body recorded no gtest
 // failure, 1 if it did, kChildSkipped if it skipped.
-ChildResult RunInChild(const std::function<void()>& body,
+ChildResult RunInChild(const std::function<void()> &body,
                        int timeout_ms = 10000);
 
 }  // namespace capsa_test
 
-#define CAPSA_EXPECT_CHILD_OK_T(body, timeout_ms)                       \
-  do {                                                                  \
-    ::capsa_test::ChildResult capsa_r_ =                                \
-        ::capsa_test::RunInChild((body), (timeout_ms));                 \
-    if (capsa_r_.exited &&                                              \
-        capsa_r_.exit_code == ::capsa_test::kChildSkipped)              \
-      GTEST_SKIP() << "skipped in child";                               \
-    EXPECT_TRUE(capsa_r_.exited && capsa_r_.exit_code == 0)             \
-        << "child: " << capsa_r_.Describe();                            \
+#define CAPSA_EXPECT_CHILD_OK_T(body, timeout_ms)                             \
+  do {                                                                        \
+    ::capsa_test::ChildResult capsa_r_ =                                      \
+        ::capsa_test::RunInChild((body), (timeout_ms));                       \
+    if (capsa_r_.exited && capsa_r_.exit_code == ::capsa_test::kChildSkipped) \
+      GTEST_SKIP() << "skipped in child";                                     \
+    EXPECT_TRUE(capsa_r_.exited &&capsa_r_.exit_code == 0)                    \
+        << "child: " << capsa_r_.Describe();                                  \
   } while (0)
 
 #define CAPSA_EXPECT_CHILD_OK(body) CAPSA_EXPECT_CHILD_OK_T(body, 10000)
 
 // The child must be killed by `sig` (e.g. SIGSYS from a seccomp kill rule).
-#define CAPSA_EXPECT_CHILD_SIGNALED(body, sig)                         \
-  do {                                                                 \
-    ::capsa_test::ChildResult capsa_r_ = ::capsa_test::RunInChild(body); \
-    EXPECT_TRUE(!capsa_r_.timed_out && !capsa_r_.exited &&             \
-                capsa_r_.term_signal == (sig))                         \
-        << "expected signal " << (sig) << ", child: "                  \
-        << capsa_r_.Describe();                                        \
+#define CAPSA_EXPECT_CHILD_SIGNALED(body, sig)                                \
+  do {                                                                        \
+    ::capsa_test::ChildResult capsa_r_ = ::capsa_test::RunInChild(body);      \
+    EXPECT_TRUE(!capsa_r_.timed_out && !capsa_r_.exited &&                    \
+                capsa_r_.term_signal == (sig))                                \
+        << "expected signal " << (sig) << ", child: " << capsa_r_.Describe(); \
   } while (0)
 
 #endif  // CAPSA_TESTS_HARNESS_CHILD_H_

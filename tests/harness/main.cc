@@ -1,7 +1,7 @@
 // gtest main for every capsa test binary. Adds a per-test watchdog: a test
 // that runs longer than CAPSA_TEST_TIMEOUT seconds (default 120) fails and
-// ends the process instead of hanging the suite. The runner (tests/run_tests.py)
-// also bounds each test from outside.
+// ends the process instead of hanging the suite. The runner
+// (tests/run_tests.py) also bounds each test from outside.
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,12 +25,14 @@ void OnAlarm(int) {
 class Watchdog : public ::testing::EmptyTestEventListener {
  public:
   explicit Watchdog(unsigned seconds) : seconds_(seconds) {}
-  void OnTestStart(const ::testing::TestInfo& info) override {
+  void OnTestStart(const ::testing::TestInfo &info) override {
     snprintf(g_current_test, sizeof(g_current_test), "%s.%s",
              info.test_suite_name(), info.name());
     alarm(seconds_);
   }
-  void OnTestEnd(const ::testing::TestInfo&) override { alarm(0); }
+  void OnTestEnd(const ::testing::TestInfo &) override {
+    alarm(0);
+  }
 
  private:
   unsigned seconds_;
@@ -38,10 +40,10 @@ class Watchdog : public ::testing::EmptyTestEventListener {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char **argv) {
   ::testing::InitGoogleTest(&argc, argv);
   unsigned seconds = 120;
-  if (const char* s = getenv("CAPSA_TEST_TIMEOUT")) seconds = atoi(s);
+  if (const char *s = getenv("CAPSA_TEST_TIMEOUT")) seconds = atoi(s);
   signal(SIGALRM, OnAlarm);
   ::testing::UnitTest::GetInstance()->listeners().Append(new Watchdog(seconds));
   return RUN_ALL_TESTS();

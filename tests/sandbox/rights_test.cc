@@ -639,8 +639,6 @@ TEST(RightsLimit, SurvivesFork) {
   });
 }
 
-
-
 // The number-keyed filter does not travel; the kernel object does: a
 // read-only limit is a read-only description in the receiver, and the
 // receiver re-applying the declared rights gets ENOTCAPABLE again.
