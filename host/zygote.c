@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -37,6 +38,7 @@ struct reply {
 
 struct ready {
   int32_t status;
+  int32_t staged;  // 1: renderers take only the final capability-mode step
   int32_t kind_error[CAPSA__ZYGOTE_MAX_KINDS];
   struct capsa_capmode_report capmode[CAPSA__ZYGOTE_MAX_KINDS];
 };
@@ -225,6 +227,58 @@ static void serve_one(int ctrl, const struct request *req, int chan) {
   make_spare(k);
 }
 
+// Staged capability mode (sandbox/capmode.h): the zygote enters the kinds'
+// policy itself, once, with the few calls it needs between forks, so that
+// each renderer only takes the small final step instead of loading the whole
+// filter. Only when one stage serves every kind exactly (same layers and
+// filter; every kind sandboxed): otherwise each renderer enters its policy
+// in full, as before, and the zygote stays outside capability mode.
+static const capsa_capmode_policy *g_stage;
+
+// What the zygote does between requests that capability mode refuses. The
+// final step in each renderer refuses them again (ECAPMODE).
+static int add_launcher_rows(capsa_capmode_policy *s) {
+  struct capsa_arg_cmp newpid = {0, CAPSA_CMP_MASKED_EQ, CAPSA_CLONE_NAMESPACES,
+                                 CLONE_NEWPID};
+  struct capsa_arg_cmp ambient[2] = {
+      {0, CAPSA_CMP_MASKED_EQ, 0xffffffffu, PR_CAP_AMBIENT},
+      {1, CAPSA_CMP_MASKED_EQ, 0xffffffffu, PR_CAP_AMBIENT_CLEAR_ALL}};
+  int rc = capsa_capmode_policy_allow_launcher(
+      s, "clone", &newpid, 1,
+      "zygote: each renderer in a fresh pid namespace (CLONE_NEWPID | "
+      "CLONE_PARENT | CLONE_PIDFD; clone3 is ENOSYS, its flags unseen)");
+  if (rc == 0)
+    rc = capsa_capmode_policy_allow_launcher(
+        s, "capset", NULL, 0,
+        "renderer, before its final step: drops the capabilities the zygote "
+        "holds in its user namespace (only lowers: no CAP_SETPCAP outside)");
+  if (rc == 0)
+    rc = capsa_capmode_policy_allow_launcher(
+        s, "prctl", ambient, 2,
+        "renderer, before its final step: clears the ambient capabilities");
+  return rc;
+}
+
+static void enter_stage(void) {
+  if (g_nkinds == 0) return;
+  for (unsigned k = 0; k < g_nkinds; k++)
+    if (!g_kinds[k].capmode || g_ready.kind_error[k] < 0 || g_kinds[k].no_stage)
+      return;
+  capsa_capmode_policy *s = capsa_capmode_policy_dup(g_kinds[0].capmode);
+  int rc = s ? add_launcher_rows(s) : -ENOMEM;
+  if (rc == 0) rc = capsa_capmode_policy_compile(s);
+  for (unsigned k = 0; rc == 0 && k < g_nkinds; k++)
+    if (capsa_capmode_policy_stage_serves(s, g_kinds[k].capmode) != 1)
+      rc = -EINVAL;
+  if (rc == 0) rc = capsa_capmode_policy_enter_launcher(s);
+  if (rc < 0) {
+    capsa_capmode_policy_free(s);
+    return;
+  }
+  g_stage = s;  // lives as long as the zygote and its renderers
+  g_ready.staged = 1;
+}
+
 static int zygote_main(void *arg) {
   const struct boot *b = arg;
   signal(SIGPIPE, SIG_IGN);
@@ -251,6 +305,8 @@ static int zygote_main(void *arg) {
   // policies (the launcher closed all else before we ran).
   for (int fd = CTRL_FD + 1; fd < 1024 && g_npolicy_fds < MAX_POLICY_FDS; fd++)
     if (fcntl(fd, F_GETFD) >= 0) g_policy_fds[g_npolicy_fds++] = fd;
+  // After the scan: renderers do not need the stage's own ruleset.
+  enter_stage();
   if (capsa__send_fd(CTRL_FD, &g_ready, sizeof g_ready, -1) < 0) return 1;
   for (unsigned k = 0; k < g_nkinds; k++) make_spare(k);
   for (;;) {
@@ -323,6 +379,7 @@ int capsa__zygote_start(capsa__zygote *z,
     capsa__zygote_stop(z);
     return n < 0 ? (int)n : -EPROTO;
   }
+  z->staged = rd.staged == 1;
   for (unsigned k = 0; k < nkinds; k++) {
     z->kind_error[k] = rd.kind_error[k];
     z->capmode[k] = rd.capmode[k];

@@ -21,6 +21,17 @@
 // In each renderer: rlimits, then capsa_capmode_policy_enter (policy compiled
 // once in the zygote), then the kind's main on fd 3 -- before any input.
 //
+// Staged capability mode (sandbox/capmode.h): when one policy serves every
+// kind exactly, the zygote itself enters it once, as a launcher stage: the
+// full filter and Landlock, plus the few rows it needs between forks (clone
+// with CLONE_NEWPID, capset/PR_CAP_AMBIENT for the renderer to drop the
+// zygote's capabilities; see add_launcher_rows). A renderer's
+// capsa_capmode_policy_enter is then only the final step (its own Landlock
+// domain and a small filter refusing those rows): the same confinement for
+// a fraction of the cost. A kind without capability mode, or kinds with
+// different policies, and the zygote stays outside capability mode while each
+// renderer enters in full (z->staged says which).
+//
 // Internal to the host library (capsa__ prefix); the zygote reads only the
 // host's requests, never renderer data.
 #ifndef CAPSA_HOST_ZYGOTE_H_
@@ -63,6 +74,9 @@ struct capsa__zygote_kind {
   // Keep one renderer of this kind forked ahead (already in capability
   // mode, waiting on its channel), so a spawn only hands it over.
   bool keep_spare;
+  // Enter the whole policy in each renderer even when the zygote could
+  // stage it (any kind set so: no staging). To measure what staging saves.
+  bool no_stage;
   // RLIM_INFINITY or 0 = leave as inherited.
   rlim_t limit_as;      // bytes of address space
   rlim_t limit_cpu;     // seconds of CPU
@@ -77,6 +91,9 @@ typedef struct capsa__zygote {
   struct capsa_ns_report ns;  // where the zygote (and so renderers) live
   int kind_error[CAPSA__ZYGOTE_MAX_KINDS];  // compile result per kind
   struct capsa_capmode_report capmode[CAPSA__ZYGOTE_MAX_KINDS];
+  // The zygote is in the kinds' capability-mode launcher stage: renderers
+  // take only the final step (see the comment at the top).
+  bool staged;
 } capsa__zygote;
 
 // Starts the zygote. `kinds` (borrowed; the zygote keeps its copy of the

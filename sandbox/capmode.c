@@ -58,7 +58,22 @@ struct capsa_capmode_policy {
   char **names;
   unsigned nnames;
   struct capsa_capmode_report report;
+  // Staged entry (see capmode.h): launcher-only rows, recorded; the
+  // launcher's filter (the table + those rows, signals to any pid) and the
+  // final filter that takes them away again, built by compile().
+  struct extra_row *launch;
+  unsigned nlaunch, cap_launch;
+  struct capsa_bpf launch_bpf;
+  struct capsa_bpf final_bpf;
+  unsigned final_pid_patch[MAX_PID_PATCHES];
+  unsigned nfinal_pid_patch;
 };
+
+// The launcher stage this process (or the launcher it was forked from)
+// entered, and whether this process has taken the final step since.
+// Inherited by fork, like the filters themselves.
+static const capsa_capmode_policy *g_stage;
+static bool g_stage_final;
 
 capsa_capmode_policy *capsa_capmode_policy_new(void) {
   capsa_capmode_policy *p = calloc(1, sizeof(*p));
@@ -70,6 +85,10 @@ void capsa_capmode_policy_free(capsa_capmode_policy *p) {
   if (!p) return;
   for (unsigned i = 0; i < p->nextra; i++) free(p->extra[i].reason);
   free(p->extra);
+  for (unsigned i = 0; i < p->nlaunch; i++) free(p->launch[i].reason);
+  free(p->launch);
+  capsa_bpf_free(&p->launch_bpf);
+  capsa_bpf_free(&p->final_bpf);
   free(p->dirs);
   if (p->ruleset_fd >= 0) close(p->ruleset_fd);
   capsa_bpf_free(&p->bpf);
@@ -96,6 +115,26 @@ static bool refused_by_table(int nr) {
   return false;
 }
 
+static int push_row(struct extra_row **rows, unsigned *n, unsigned *cap, int nr,
+                    const struct capsa_arg_cmp *cmps, unsigned ncmps,
+                    const char *reason) {
+  if (*n == *cap) {
+    unsigned c = *cap ? 2 * *cap : 8;
+    struct extra_row *e = realloc(*rows, c * sizeof(*e));
+    if (!e) return -ENOMEM;
+    *rows = e;
+    *cap = c;
+  }
+  struct extra_row *row = &(*rows)[*n];
+  memset(row, 0, sizeof(*row));
+  row->nr = nr;
+  row->ncmp = ncmps;
+  if (ncmps) memcpy(row->cmp, cmps, ncmps * sizeof(*cmps));
+  if (!(row->reason = strdup(reason))) return -ENOMEM;
+  (*n)++;
+  return 0;
+}
+
 int capsa_capmode_policy_allow(capsa_capmode_policy *p, int syscall_nr,
                                const struct capsa_arg_cmp *cmps, unsigned ncmps,
                                const char *reason) {
@@ -103,21 +142,48 @@ int capsa_capmode_policy_allow(capsa_capmode_policy *p, int syscall_nr,
     return -EINVAL;
   if (p->compiled) return -EBUSY;
   if (refused_by_table(syscall_nr)) return -EPERM;
-  if (p->nextra == p->cap_extra) {
-    unsigned cap = p->cap_extra ? 2 * p->cap_extra : 8;
-    struct extra_row *e = realloc(p->extra, cap * sizeof(*e));
-    if (!e) return -ENOMEM;
-    p->extra = e;
-    p->cap_extra = cap;
+  return push_row(&p->extra, &p->nextra, &p->cap_extra, syscall_nr, cmps, ncmps,
+                  reason);
+}
+
+int capsa_capmode_policy_allow_launcher(capsa_capmode_policy *p,
+                                        const char *syscall_name,
+                                        const struct capsa_arg_cmp *cmps,
+                                        unsigned ncmps, const char *reason) {
+  if (!p || !syscall_name || !reason || !*reason || !valid_cmps(cmps, ncmps))
+    return -EINVAL;
+  if (p->compiled) return -EBUSY;
+  int nr = seccomp_syscall_resolve_name(syscall_name);
+  if (nr < 0) return -ENOENT;
+  return push_row(&p->launch, &p->nlaunch, &p->cap_launch, nr, cmps, ncmps,
+                  reason);
+}
+
+capsa_capmode_policy *capsa_capmode_policy_dup(const capsa_capmode_policy *p) {
+  if (!p) return NULL;
+  capsa_capmode_policy *d = capsa_capmode_policy_new();
+  if (!d) return NULL;
+  int rc = 0;
+  for (unsigned i = 0; rc == 0 && i < p->nextra; i++)
+    rc = push_row(&d->extra, &d->nextra, &d->cap_extra, p->extra[i].nr,
+                  p->extra[i].cmp, p->extra[i].ncmp, p->extra[i].reason);
+  for (unsigned i = 0; rc == 0 && i < p->nlaunch; i++)
+    rc = push_row(&d->launch, &d->nlaunch, &d->cap_launch, p->launch[i].nr,
+                  p->launch[i].cmp, p->launch[i].ncmp, p->launch[i].reason);
+  if (rc == 0 && p->ndirs) {
+    if (!(d->dirs = malloc(p->ndirs * sizeof(*d->dirs)))) rc = -ENOMEM;
+    if (rc == 0) memcpy(d->dirs, p->dirs, p->ndirs * sizeof(*d->dirs));
+    d->ndirs = d->cap_dirs = p->ndirs;
   }
-  struct extra_row *row = &p->extra[p->nextra];
-  memset(row, 0, sizeof(*row));
-  row->nr = syscall_nr;
-  row->ncmp = ncmps;
-  if (ncmps) memcpy(row->cmp, cmps, ncmps * sizeof(*cmps));
-  if (!(row->reason = strdup(reason))) return -ENOMEM;
-  p->nextra++;
-  return 0;
+  if (rc < 0) {
+    capsa_capmode_policy_free(d);
+    return NULL;
+  }
+  d->held_dirs = p->held_dirs;
+  d->trace_set = p->trace_set;
+  d->trace = p->trace;
+  d->disabled = p->disabled;
+  return d;
 }
 
 int capsa_capmode_policy_allow_name(capsa_capmode_policy *p,
@@ -241,18 +307,23 @@ static int add_rule(scmp_filter_ctx ctx, uint32_t action, int nr,
   return seccomp_rule_add_exact_array(ctx, action, nr, n, c);
 }
 
-static int compile_seccomp(capsa_capmode_policy *p, bool trace) {
-  uint32_t def = trace ? SCMP_ACT_TRAP : SCMP_ACT_ERRNO(CAPSA_ECAPMODE);
-  scmp_filter_ctx ctx = seccomp_init(def);
-  if (!ctx) return -ENOMEM;
-  // i386 (int 0x80) and x32 calls: the native x86_64 filter's architecture
-  // check sends them to the bad-arch action, before any syscall number is
-  // compared (x86_64 numbers mean other calls there).
-  int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, def);
-  unsigned rows = 0;
+static bool has_self_pid(const struct capsa_arg_cmp *cmp, unsigned n) {
+  for (unsigned i = 0; i < n; i++)
+    if (cmp[i].value == CAPSA__SELF_PID) return true;
+  return false;
+}
+
+// The table and the extra rows. For a launcher (`launcher` true) rows that
+// compare with "own pid" allow any pid instead: every child it forks has
+// another pid, and the final filter puts the comparison back with the
+// child's own. Launcher-only rows and landlock_restrict_self (the child's
+// own Landlock domain) are added too.
+static int add_table(scmp_filter_ctx ctx, const capsa_capmode_policy *p,
+                     uint32_t def, bool launcher, unsigned *rows) {
+  int rc = 0;
   for (size_t i = 0; rc == 0 && i < capsa__capmode_table_len; i++) {
     const struct capsa__capmode_row *row = &capsa__capmode_table[i];
-    rows++;
+    (*rows)++;
     int nr = seccomp_syscall_resolve_name(row->syscall);
     // A name this libseccomp does not know: the default refuses it.
     if (nr < 0) continue;
@@ -262,28 +333,152 @@ static int compile_seccomp(capsa_capmode_policy *p, bool trace) {
     // Rows that say what the default does are documentation (libseccomp
     // refuses rules whose action is the default).
     if (action == def) continue;
-    rc = add_rule(ctx, action, nr, row->cmp, row->ncmp);
+    bool any_pid = launcher && has_self_pid(row->cmp, row->ncmp);
+    rc = add_rule(ctx, action, nr, row->cmp, any_pid ? 0 : row->ncmp);
   }
-  for (unsigned i = 0; rc == 0 && i < p->nextra; i++, rows++)
+  for (unsigned i = 0; rc == 0 && i < p->nextra; i++, (*rows)++)
     rc = add_rule(ctx, SCMP_ACT_ALLOW, p->extra[i].nr, p->extra[i].cmp,
                   p->extra[i].ncmp);
-  if (rc == 0) rc = capsa_bpf_compile(ctx, &p->bpf);
-  seccomp_release(ctx);
-  if (rc < 0) return rc;
-  if (p->bpf.len > MAX_BPF_INSNS) {
-    capsa_bpf_free(&p->bpf);
-    return -E2BIG;
+  if (!launcher) return rc;
+  for (unsigned i = 0; rc == 0 && i < p->nlaunch; i++)
+    rc = add_rule(ctx, SCMP_ACT_ALLOW, p->launch[i].nr, p->launch[i].cmp,
+                  p->launch[i].ncmp);
+  if (rc == 0 && p->ruleset_fd >= 0)
+    rc = add_rule(ctx, SCMP_ACT_ALLOW,
+                  seccomp_syscall_resolve_name("landlock_restrict_self"), NULL,
+                  0);
+  return rc;
+}
+
+// The final step of a launcher's child: allow everything the launcher's
+// filter allows except what only the launcher needed. Stacked on it, the
+// result is exactly the plain policy (the launcher rows are disjoint from the
+// table's, checked by compile).
+static int add_final(scmp_filter_ctx ctx, const capsa_capmode_policy *p,
+                     uint32_t refuse) {
+  int rc = 0;
+  for (unsigned i = 0; rc == 0 && i < p->nlaunch; i++)
+    rc = add_rule(ctx, refuse, p->launch[i].nr, p->launch[i].cmp,
+                  p->launch[i].ncmp);
+  if (rc == 0 && p->ruleset_fd >= 0)
+    rc = add_rule(ctx, refuse,
+                  seccomp_syscall_resolve_name("landlock_restrict_self"), NULL,
+                  0);
+  for (size_t i = 0; rc == 0 && i < capsa__capmode_table_len; i++) {
+    const struct capsa__capmode_row *row = &capsa__capmode_table[i];
+    if (row->action != CAPSA__ALLOW || !has_self_pid(row->cmp, row->ncmp))
+      continue;
+    int nr = seccomp_syscall_resolve_name(row->syscall);
+    if (nr < 0) continue;
+    // Any pid but the child's own (written by enter()). 64-bit: a pid with
+    // high bits set is refused here, where the plain table compares the
+    // low 32 bits -- stricter, never wider.
+    struct capsa_arg_cmp ne = {row->cmp[0].arg, CAPSA_CMP_NE, 0,
+                               CAPSA__SELF_PID};
+    rc = add_rule(ctx, refuse, nr, &ne, 1);
   }
-  // Where the filter compares with "own pid", enter() writes getpid().
-  for (unsigned i = 0; i < p->bpf.len; i++) {
-    const struct sock_filter *f = &p->bpf.insns[i];
-    if (f->code == (BPF_JMP | BPF_JEQ | BPF_K) && f->k == CAPSA__SELF_PID) {
-      if (p->npid_patch == MAX_PID_PATCHES) {
-        capsa_bpf_free(&p->bpf);
-        return -E2BIG;
-      }
-      p->pid_patch[p->npid_patch++] = i;
+  return rc;
+}
+
+// Two rows are disjoint when one comparison on the same argument and mask
+// asks for different values: no call can match both.
+static bool rows_disjoint(const struct capsa_arg_cmp *a, unsigned na,
+                          const struct capsa_arg_cmp *b, unsigned nb) {
+  for (unsigned i = 0; i < na; i++)
+    for (unsigned j = 0; j < nb; j++) {
+      if (a[i].arg != b[j].arg || a[i].op != b[j].op) continue;
+      if (a[i].op == CAPSA_CMP_EQ && a[i].value != b[j].value) return true;
+      if (a[i].op == CAPSA_CMP_MASKED_EQ && a[i].mask == b[j].mask &&
+          (a[i].value & a[i].mask) != (b[j].value & b[j].mask))
+        return true;
     }
+  return false;
+}
+
+// A launcher row must not overlap what the plain policy allows for the same
+// syscall (else the final step, which refuses the launcher row, would take
+// that away too); rows on "own pid" must be a single comparison.
+static int check_launch_rows(const capsa_capmode_policy *p) {
+  for (size_t i = 0; i < capsa__capmode_table_len; i++) {
+    const struct capsa__capmode_row *row = &capsa__capmode_table[i];
+    if (row->action == CAPSA__REFUSE) continue;
+    if (has_self_pid(row->cmp, row->ncmp) && row->ncmp != 1) return -EINVAL;
+    int nr = seccomp_syscall_resolve_name(row->syscall);
+    for (unsigned j = 0; j < p->nlaunch; j++)
+      if (p->launch[j].nr == nr &&
+          !rows_disjoint(p->launch[j].cmp, p->launch[j].ncmp, row->cmp,
+                         row->ncmp))
+        return -EINVAL;
+  }
+  for (unsigned i = 0; i < p->nextra; i++)
+    for (unsigned j = 0; j < p->nlaunch; j++)
+      if (p->launch[j].nr == p->extra[i].nr &&
+          !rows_disjoint(p->launch[j].cmp, p->launch[j].ncmp, p->extra[i].cmp,
+                         p->extra[i].ncmp))
+        return -EINVAL;
+  return 0;
+}
+
+// Where a filter compares with "own pid", enter() writes getpid().
+static int find_pid_patches(const struct capsa_bpf *bpf, unsigned *patch,
+                            unsigned *n) {
+  for (unsigned i = 0; i < bpf->len; i++) {
+    const struct sock_filter *f = &bpf->insns[i];
+    if (f->code == (BPF_JMP | BPF_JEQ | BPF_K) && f->k == CAPSA__SELF_PID) {
+      if (*n == MAX_PID_PATCHES) return -E2BIG;
+      patch[(*n)++] = i;
+    }
+  }
+  return 0;
+}
+
+static int compile_ctx(scmp_filter_ctx ctx, uint32_t badarch,
+                       struct capsa_bpf *out) {
+  // i386 (int 0x80) and x32 calls: the native x86_64 filter's architecture
+  // check sends them to the bad-arch action, before any syscall number is
+  // compared (x86_64 numbers mean other calls there).
+  int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, badarch);
+  if (rc == 0) rc = capsa_bpf_compile(ctx, out);
+  if (rc == 0 && out->len > MAX_BPF_INSNS) {
+    capsa_bpf_free(out);
+    rc = -E2BIG;
+  }
+  return rc;
+}
+
+static int compile_seccomp(capsa_capmode_policy *p, bool trace) {
+  uint32_t def = trace ? SCMP_ACT_TRAP : SCMP_ACT_ERRNO(CAPSA_ECAPMODE);
+  scmp_filter_ctx ctx = seccomp_init(def);
+  if (!ctx) return -ENOMEM;
+  unsigned rows = 0;
+  int rc = add_table(ctx, p, def, false, &rows);
+  if (rc == 0) rc = compile_ctx(ctx, def, &p->bpf);
+  seccomp_release(ctx);
+  if (rc == 0) rc = find_pid_patches(&p->bpf, p->pid_patch, &p->npid_patch);
+  if (rc == 0 && p->nlaunch) {
+    unsigned unused = 0;
+    rc = check_launch_rows(p);
+    if (rc == 0 && !(ctx = seccomp_init(def))) rc = -ENOMEM;
+    if (rc == 0) {
+      rc = add_table(ctx, p, def, true, &unused);
+      if (rc == 0) rc = compile_ctx(ctx, def, &p->launch_bpf);
+      seccomp_release(ctx);
+    }
+    if (rc == 0 && !(ctx = seccomp_init(SCMP_ACT_ALLOW))) rc = -ENOMEM;
+    if (rc == 0) {
+      rc = add_final(ctx, p, def);
+      if (rc == 0) rc = compile_ctx(ctx, def, &p->final_bpf);
+      seccomp_release(ctx);
+    }
+    if (rc == 0)
+      rc = find_pid_patches(&p->final_bpf, p->final_pid_patch,
+                            &p->nfinal_pid_patch);
+  }
+  if (rc < 0) {
+    capsa_bpf_free(&p->bpf);
+    capsa_bpf_free(&p->launch_bpf);
+    capsa_bpf_free(&p->final_bpf);
+    return rc;
   }
   p->report.seccomp_rows = rows;
   p->report.seccomp_bpf_len = p->bpf.len;
@@ -348,6 +543,8 @@ int capsa_capmode_policy_compile(capsa_capmode_policy *p) {
     if (p->ruleset_fd >= 0) close(p->ruleset_fd);
     p->ruleset_fd = -1;
     capsa_bpf_free(&p->bpf);
+    capsa_bpf_free(&p->launch_bpf);
+    capsa_bpf_free(&p->final_bpf);
     capsa__trace_names_free(p->names, p->nnames);
     p->names = NULL;
     return rc;
@@ -379,19 +576,23 @@ static void fatal(const char *what, int err) {
   _exit(127);
 }
 
-int capsa_capmode_policy_enter(const capsa_capmode_policy *p) {
-  if (!p || !p->compiled) return -EINVAL;
-  unsigned mode = 0;
-  capsa_cap_getmode(&mode);
-  if (mode) return 0;  // already in capability mode: nothing can widen it
-  struct sock_filter insns[MAX_BPF_INSNS];
-  struct capsa_bpf bpf = {insns, p->bpf.len};
-  if (p->bpf.len) {
-    memcpy(insns, p->bpf.insns, p->bpf.len * sizeof(insns[0]));
-    uint32_t self = (uint32_t)getpid();
-    for (unsigned i = 0; i < p->npid_patch; i++)
-      insns[p->pid_patch[i]].k = self;
-  }
+// Copies `src` into `buf` (MAX_BPF_INSNS entries) with "own pid" written
+// where compile() found the placeholder.
+static void patch_pid(const struct capsa_bpf *src, const unsigned *patch,
+                      unsigned npatch, struct sock_filter *buf,
+                      struct capsa_bpf *out) {
+  out->insns = buf;
+  out->len = src->len;
+  if (!src->len) return;
+  memcpy(buf, src->insns, src->len * sizeof(buf[0]));
+  uint32_t self = (uint32_t)getpid();
+  for (unsigned i = 0; i < npatch; i++) buf[patch[i]].k = self;
+}
+
+// Crosses the point of no return with `bpf` (may be empty) after no_new_privs
+// and Landlock as `p` says.
+static int enter_with(const capsa_capmode_policy *p,
+                      const struct capsa_bpf *bpf) {
   if (p->report.nnp == CAPSA_LAYER_ENFORCED) {
     int rc = capsa_nnp_set();
     if (rc < 0) return rc;  // nothing has changed yet
@@ -405,12 +606,84 @@ int capsa_capmode_policy_enter(const capsa_capmode_policy *p) {
     int rc = capsa__trace_install((const char *const *)p->names, p->nnames);
     if (rc < 0) fatal("sigaction(SIGSYS)", rc);
   }
-  if (bpf.len) {
-    int rc = capsa_bpf_install(&bpf, p->tsync ? SECCOMP_FILTER_FLAG_TSYNC : 0);
+  if (bpf->len) {
+    int rc = capsa_bpf_install(bpf, p->tsync ? SECCOMP_FILTER_FLAG_TSYNC : 0);
     if (rc < 0) fatal("seccomp", rc);
   }
   capsa__in_capmode = 1;
   return 0;
+}
+
+int capsa_capmode_policy_stage_serves(const capsa_capmode_policy *stage,
+                                      const capsa_capmode_policy *p) {
+  if (!stage || !p || !stage->compiled || !p->compiled) return -EINVAL;
+  if (!stage->launch_bpf.len) return -EINVAL;
+  const struct capsa_capmode_report *a = &stage->report, *b = &p->report;
+  // Same layers, same tracing and the same plain filter, instruction for
+  // instruction: the stage plus the final step is then exactly `p`.
+  return a->nnp == b->nnp && a->landlock == b->landlock &&
+         a->seccomp == b->seccomp && a->trace == b->trace &&
+         (stage->ruleset_fd >= 0) == (p->ruleset_fd >= 0) &&
+         stage->bpf.len == p->bpf.len &&
+         memcmp(stage->bpf.insns, p->bpf.insns,
+                p->bpf.len * sizeof(p->bpf.insns[0])) == 0;
+}
+
+int capsa_capmode_policy_enter_launcher(const capsa_capmode_policy *p) {
+  if (!p || !p->compiled || !p->nlaunch) return -EINVAL;
+  if (!p->launch_bpf.len) return -EOPNOTSUPP;  // no seccomp layer to stage
+  unsigned mode = 0;
+  capsa_cap_getmode(&mode);
+  if (mode) return -EBUSY;  // a stage cannot be entered from inside one
+  int rc = enter_with(p, &p->launch_bpf);
+  if (rc == 0) {
+    g_stage = p;
+    g_stage_final = false;
+  }
+  return rc;
+}
+
+// In a child of a launcher stage: its own Landlock domain (scopes signals
+// and abstract sockets to this child, as a plain entry does), then the small
+// final filter. A policy the stage does not serve gets its full filter on
+// top: the intersection, never wider than either.
+static int enter_final(const capsa_capmode_policy *p) {
+  const capsa_capmode_policy *s = g_stage;
+  struct sock_filter fin[MAX_BPF_INSNS], full[MAX_BPF_INSNS];
+  struct capsa_bpf fbpf, pbpf = {NULL, 0};
+  patch_pid(&s->final_bpf, s->final_pid_patch, s->nfinal_pid_patch, fin, &fbpf);
+  bool served = capsa_capmode_policy_stage_serves(s, p) == 1;
+  if (!served) patch_pid(&p->bpf, p->pid_patch, p->npid_patch, full, &pbpf);
+  // Point of no return (no_new_privs is already set by the stage).
+  if (p->ruleset_fd >= 0) {
+    int rc = capsa__landlock_restrict_self(p->ruleset_fd);
+    if (rc < 0) fatal("landlock_restrict_self", rc);
+  }
+  unsigned flags = s->tsync ? SECCOMP_FILTER_FLAG_TSYNC : 0;
+  int rc = capsa_bpf_install(&fbpf, flags);
+  if (rc < 0) fatal("seccomp (final)", rc);
+  if (!served && pbpf.len) {
+    if (p->report.trace && !s->report.trace) {
+      rc = capsa__trace_install((const char *const *)p->names, p->nnames);
+      if (rc < 0) fatal("sigaction(SIGSYS)", rc);
+    }
+    rc = capsa_bpf_install(&pbpf, flags);
+    if (rc < 0) fatal("seccomp", rc);
+  }
+  g_stage_final = true;
+  return 0;
+}
+
+int capsa_capmode_policy_enter(const capsa_capmode_policy *p) {
+  if (!p || !p->compiled) return -EINVAL;
+  if (g_stage && !g_stage_final) return enter_final(p);
+  unsigned mode = 0;
+  capsa_cap_getmode(&mode);
+  if (mode) return 0;  // already in capability mode: nothing can widen it
+  struct sock_filter insns[MAX_BPF_INSNS];
+  struct capsa_bpf bpf;
+  patch_pid(&p->bpf, p->pid_patch, p->npid_patch, insns, &bpf);
+  return enter_with(p, &bpf);
 }
 
 // --- the FreeBSD-style calls ---

@@ -84,6 +84,12 @@ struct capsa_arg_cmp {
 
 typedef struct capsa_capmode_policy capsa_capmode_policy;
 
+// clone() flags that create namespaces (CLONE_NEWNS | CLONE_NEWCGROUP |
+// CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID |
+// CLONE_NEWNET): capability mode refuses clone with any of them. A launcher
+// row on clone compares with this mask to be disjoint from the table's.
+#define CAPSA_CLONE_NAMESPACES 0x7e020000ull
+
 // A policy holding the default capability-mode table. NULL on ENOMEM. Owned by
 // the caller; release with capsa_capmode_policy_free().
 capsa_capmode_policy *capsa_capmode_policy_new(void);
@@ -137,6 +143,66 @@ int capsa_capmode_policy_compile(capsa_capmode_policy *p);
 int capsa_capmode_policy_enter(const capsa_capmode_policy *p);
 
 void capsa_capmode_policy_free(capsa_capmode_policy *p);
+
+// A new, uncompiled policy recording what `p` (borrowed) recorded: extra and
+// launcher rows, directories, tracing, disabled layers. NULL on ENOMEM or
+// when p is NULL. Owned by the caller.
+capsa_capmode_policy *capsa_capmode_policy_dup(const capsa_capmode_policy *p);
+
+// --- Staged entry: a launcher (a zygote) pays for capability mode once ---
+//
+// Loading the ~400-instruction filter costs ~150+ us per process; a launcher
+// that forks many sandboxed children enters the policy itself, once, with a
+// few rows only it needs between forks, and each child then takes a small
+// final step that removes exactly those rows:
+//
+//   capsa_capmode_policy *stage = capsa_capmode_policy_dup(kind_policy);
+//   capsa_capmode_policy_allow_launcher(stage, "capset", NULL, 0,
+//                                       "children drop capabilities");
+//   capsa_capmode_policy_compile(stage);       // and kind_policy
+//   if (capsa_capmode_policy_stage_serves(stage, kind_policy) == 1)
+//     capsa_capmode_policy_enter_launcher(stage);   // in the launcher
+//   ... fork ...
+//   capsa_capmode_policy_enter(kind_policy);   // child: the final step only
+//
+// Stage = the plain policy + the launcher rows + signals to any pid (each
+// child has another pid) + landlock_restrict_self. The final step, in the
+// child: landlock_restrict_self with the child's own ruleset (a domain of its
+// own: signals and abstract sockets scoped to it, as a plain entry), then a
+// small filter refusing (ECAPMODE) the launcher rows, landlock_restrict_self
+// and signals to any pid but the child's own. Stacked, the result is exactly
+// the plain policy: compile() checks that every launcher row is disjoint
+// from the plain rows of its syscall.
+
+// Records a row the launcher stage allows and the final step refuses.
+// `syscall_name`, `cmps` (up to 3, all must hold), `reason` (required) are
+// borrowed and copied. Unlike capsa_capmode_policy_allow(), it may name a
+// syscall the table refuses (clone with CLONE_NEWPID, capset): no child ever
+// holds it. compile() returns -EINVAL when a launcher row is not provably
+// disjoint from the plain rows of the same syscall (a comparison on the same
+// argument and mask with another value). -EINVAL for a bad argument,
+// -ENOENT for an unknown name, -EBUSY after _compile().
+int capsa_capmode_policy_allow_launcher(capsa_capmode_policy *p,
+                                        const char *syscall_name,
+                                        const struct capsa_arg_cmp *cmps,
+                                        unsigned ncmps, const char *reason);
+
+// 1 when a child of a process in `stage`'s launcher stage entering `p` takes
+// only the final step and ends exactly as confined as a plain
+// capsa_capmode_policy_enter(p) (same layers, tracing, plain filter); 0 when
+// it would need p's full filter on top as well (still correct, not cheaper).
+// Both compiled, `stage` with launcher rows; else -EINVAL.
+int capsa_capmode_policy_stage_serves(const capsa_capmode_policy *stage,
+                                      const capsa_capmode_policy *p);
+
+// In the launcher: enters the stage (no_new_privs, Landlock, the launcher
+// filter). Afterwards capsa_cap_getmode() says 1 here and in children, and
+// capsa_capmode_policy_enter(q) in a forked child takes the final step (plus
+// q's full filter when the stage does not serve q). `p` must stay allocated
+// in this process and its children. Returns -EINVAL (not compiled, or no
+// launcher rows), -EOPNOTSUPP (no seccomp layer to stage), -EBUSY (already
+// in capability mode) before anything irreversible; else 0 or _exit(127).
+int capsa_capmode_policy_enter_launcher(const capsa_capmode_policy *p);
 
 // What capability mode gives here, per layer.
 enum capsa_layer_state {

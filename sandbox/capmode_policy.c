@@ -63,6 +63,8 @@
 #define CLONE_NAMESPACES                                         \
   (CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | \
    CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET)
+_Static_assert(CLONE_NAMESPACES == CAPSA_CLONE_NAMESPACES,
+               "capmode.h's CAPSA_CLONE_NAMESPACES must match the table");
 // socket()/socketpair() type without its flag bits must equal the type.
 #define SOCK_TYPE_IS(t)                                              \
   {                                                                  \

@@ -136,6 +136,23 @@ static pid_t clone3_raw(unsigned long flags, int *pidfd) {
   return (pid_t)syscall(SYS_clone3, &args, sizeof args);
 }
 
+// clone3 with a fallback to clone for a caller in capability mode, whose
+// filter answers clone3 with ENOSYS (its flags live in memory seccomp cannot
+// read) and checks clone's flags instead: a zygote in its launcher stage.
+// clone() takes the pidfd pointer in its parent_tid argument; the stack
+// argument 0 means "the caller's", as fork.
+static pid_t clone_fallback(unsigned long flags, int *pidfd) {
+  static bool no_clone3;
+  if (!no_clone3) {
+    pid_t pid = clone3_raw(flags, pidfd);
+    if (pid >= 0 || errno != ENOSYS) return pid;
+    no_clone3 = true;
+  }
+  unsigned long sig = (flags & CLONE_PARENT) ? 0 : SIGCHLD;
+  return (pid_t)syscall(SYS_clone, flags | sig, 0UL,
+                        (flags & CLONE_PIDFD) ? pidfd : NULL, NULL, 0UL);
+}
+
 static int reap(int pidfd) {
   siginfo_t si;
   memset(&si, 0, sizeof si);
@@ -499,7 +516,7 @@ int capsa_ns_fork(const capsa_ns_policy *p, struct capsa_ns_child *child) {
   unsigned long flags = clone_flags_of(p->wanted) | CLONE_PIDFD;
   if (p->clone_parent) flags |= CLONE_PARENT;
   int pidfd = -1;
-  pid_t pid = clone3_raw(flags, &pidfd);
+  pid_t pid = clone_fallback(flags, &pidfd);
   if (pid < 0) return -errno;
   if (pid > 0) {
     child->pidfd = pidfd;

@@ -32,7 +32,9 @@
 //
 // capsa_ns_fork() is the cheap variant for a zygote that is already in its
 // namespaces: one clone3 (optionally CLONE_PARENT | CLONE_NEWPID), setsid,
-// pdeathsig, descriptors, no round trip.
+// pdeathsig, descriptors, no round trip. Where clone3 answers ENOSYS (a
+// zygote in capability mode's launcher stage) it uses clone, whose flags
+// seccomp can check.
 //
 // The child is a copy of the caller without exec: call these from a process
 // whose other threads cannot hold libc locks (single-threaded, as a zygote),

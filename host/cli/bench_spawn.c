@@ -264,9 +264,12 @@ static int probe_path(char *buf, size_t len) {
 int capsa_bench_spawn(int argc, char **argv) {
   // --no-capmode / --no-pidns leave a step out of the zygote renderer, to
   // see what each costs (the host row always has both).
-  const char *usage = "[--runs N] [--json] [--no-capmode] [--no-pidns]";
+  // --no-stage: each renderer enters its whole policy (the zygote stays
+  // outside capability mode), to compare with the staged entry.
+  const char *usage =
+      "[--runs N] [--json] [--no-capmode] [--no-pidns] [--no-stage]";
   int runs = 200;
-  bool json = false, no_capmode = false, no_pidns = false;
+  bool json = false, no_capmode = false, no_pidns = false, no_stage = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) {
       json = true;
@@ -274,6 +277,8 @@ int capsa_bench_spawn(int argc, char **argv) {
       no_capmode = true;
     } else if (strcmp(argv[i], "--no-pidns") == 0) {
       no_pidns = true;
+    } else if (strcmp(argv[i], "--no-stage") == 0) {
+      no_stage = true;
     } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
       runs = atoi(argv[++i]);
       if (runs < 1 || runs > MAX_RUNS)
@@ -302,6 +307,7 @@ int capsa_bench_spawn(int argc, char **argv) {
   kind[0].name = "bench";
   kind[0].main = probe_renderer;
   kind[0].capmode = no_capmode ? NULL : capsa_capmode_policy_new();
+  kind[0].no_stage = no_stage;
   kind[0].pid_namespace =
       !no_pidns && (capsa_ns_available() & CAPSA_NAMESPACE_PID) != 0;
   kind[1] = kind[0];
@@ -365,6 +371,7 @@ int capsa_bench_spawn(int argc, char **argv) {
   for (int m = 0; m < N; m++)
     if (m != HO && m != HS && !res[m].error)
       summarize(&res[m], all[m], alln[m]);
+  bool z_staged = z.staged;
   capsa__zygote_stop(&z);
   capsa_capmode_policy_free(kind[0].capmode);
   capsa_capmode_policy_free(kind[1].capmode);
@@ -399,6 +406,11 @@ int capsa_bench_spawn(int argc, char **argv) {
     printf("  %-28s %6d %9.1f %9.1f %6.2fx\n", res[m].name, res[m].runs,
            res[m].min, res[m].median, base > 0 ? res[m].median / base : 0);
   }
+  printf("zygote capability mode: %s\n",
+         zerr < 0     ? "zygote did not start"
+         : z_staged   ? "staged (renderers take only the final step)"
+         : no_capmode ? "off"
+                      : "full entry per renderer");
   if (!res[ZY].error && base > 0)
     printf(
         "zygote / fork+exec = %.2fx cold, %.2fx with a pre-forked spare "

@@ -6,10 +6,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -108,6 +112,29 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
     int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
     capsa_rctx_log(r, CAPSA_LOG_INFO, "open=%d errno=%d", fd,
                    fd < 0 ? errno : 0);
+  } else if (cmd == "launcher-rows") {
+    // What the zygote's launcher stage allows and each renderer's final
+    // step must take away again: every one ECAPMODE here.
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct d[2] = {};
+    errno = 0;
+    long capset_r = syscall(SYS_capset, &h, d);
+    int capset_e = errno;
+    errno = 0;
+    long clone_r = syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
+    if (clone_r == 0) _exit(0);
+    int clone_e = errno;
+    errno = 0;
+    long ll_r = syscall(446 /* landlock_restrict_self */, -1, 0);
+    int ll_e = errno;
+    errno = 0;
+    long amb_r = prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    int amb_e = errno;
+    capsa_rctx_log(r, CAPSA_LOG_INFO,
+                   "capset=%ld/%d clone_newpid=%ld/%d landlock=%ld/%d "
+                   "ambient=%ld/%d",
+                   capset_r, capset_e, clone_r, clone_e, ll_r, ll_e, amb_r,
+                   amb_e);
   } else if (cmd.rfind("fetch ", 0) == 0) {
     Fetch(r, cmd.substr(6));
   } else {
@@ -132,6 +159,17 @@ int FetchAll(capsa_rctx_t *r) {
     pos = bar + 1;
   }
   return 0;
+}
+
+std::string ReadProcStatus(pid_t pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/status";
+  std::string out;
+  FILE *f = fopen(path.c_str(), "re");
+  if (!f) return "cannot open " + path;
+  char buf[512];
+  while (fgets(buf, sizeof buf, f)) out += buf;
+  fclose(f);
+  return "\n" + out;
 }
 
 // A renderer that skips capability mode entirely (talks the protocol, but is
@@ -373,7 +411,11 @@ TEST_F(HostTest, RendererHoldsOnlyDelegatedDescriptors) {
     int fd = atoi(e->d_name);
     seen.push_back(std::to_string(fd) + "=" + t);
     if (fd == 3) has_channel = t.rfind("socket:", 0) == 0;
-    bool allowed = (fd <= 2) || fd == 3 || t == "anon_inode:[landlock-ruleset]";
+    // Eventfds: host/fork_guard.c's placeholders on the numbers libuv's
+    // fork handler would replace; they name nothing.
+    bool allowed = (fd <= 2) || fd == 3 ||
+                   t == "anon_inode:[landlock-ruleset]" ||
+                   t == "anon_inode:[eventfd]";
     EXPECT_TRUE(allowed) << fd << " -> " << t;
     EXPECT_EQ(std::string::npos, t.find("hostname")) << t;
   }
@@ -381,6 +423,34 @@ TEST_F(HostTest, RendererHoldsOnlyDelegatedDescriptors) {
   EXPECT_TRUE(has_channel);
   EXPECT_LE(seen.size(), 4u + 12u);
   close(decoy);
+}
+
+// The zygote pays for capability mode once (its launcher stage); each
+// renderer takes only the final step, which must leave it exactly as
+// confined: what only the zygote needed is refused with ECAPMODE.
+TEST_F(HostTest, StagedZygoteRowsAreRefusedInRenderers) {
+  int k = Kind("staged");
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  std::string status = ReadProcStatus(capsa_host_zygote_pid(&f_.host));
+  EXPECT_NE(std::string::npos, status.find("\nSeccomp:\t2")) << status;
+  EXPECT_NE(std::string::npos, status.find("\nNoNewPrivs:\t1")) << status;
+  capsa_renderer_t *r = Spawn(k, "launcher-rows");
+  ASSERT_TRUE(RunUntil([&] { return !Logs().empty(); }, 10000)) << Dump();
+  std::string e = std::to_string(ECAPMODE);
+  EXPECT_EQ("capset=-1/" + e + " clone_newpid=-1/" + e + " landlock=-1/" + e +
+                " ambient=-1/" + e,
+            Logs()[0]);
+  EXPECT_EQ(2, f_.checks[r].seccomp_mode);
+}
+
+// A kind without capability mode: no stage can serve it, so the zygote
+// stays outside capability mode and each renderer enters on its own.
+TEST_F(HostTest, ZygoteIsNotStagedWhenAKindIsUnsandboxed) {
+  Kind("plain");
+  Kind("none", [](capsa_kind_options_t *o) { o->no_capmode = true; });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  std::string status = ReadProcStatus(capsa_host_zygote_pid(&f_.host));
+  EXPECT_NE(std::string::npos, status.find("\nSeccomp:\t0")) << status;
 }
 
 TEST_F(HostTest, OutsideCheckOfAnUnsandboxedProcessFails) {

@@ -1,6 +1,8 @@
 // The capability-mode API: errors, features, getmode, irreversibility, the
 // policy object, reports, violation tracing.
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <seccomp.h>
@@ -456,6 +458,185 @@ TEST(CapModeLandlock, SecondLayerWithoutSeccomp) {
     }
     capsa_capmode_policy_free(p);
   }));
+}
+
+// --- staged entry: a launcher enters once, each child takes a final step ---
+
+// A policy's launcher stage, with the rows a zygote records.
+capsa_capmode_policy *NewStage(const capsa_capmode_policy *like) {
+  capsa_capmode_policy *s = capsa_capmode_policy_dup(like);
+  if (!s) return nullptr;
+  struct capsa_arg_cmp newpid = {0, CAPSA_CMP_MASKED_EQ, CAPSA_CLONE_NAMESPACES,
+                                 CLONE_NEWPID};
+  if (capsa_capmode_policy_allow_launcher(s, "capset", nullptr, 0, "test") ||
+      capsa_capmode_policy_allow_launcher(s, "clone", &newpid, 1, "test")) {
+    capsa_capmode_policy_free(s);
+    return nullptr;
+  }
+  return s;
+}
+
+long CloneNewPid() {
+  long r = syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0);
+  if (r == 0) _exit(0);
+  if (r > 0) waitpid((pid_t)r, nullptr, 0);
+  return r;
+}
+
+long CapsetCurrent() {
+  struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct d[2] = {};
+  if (syscall(SYS_capget, &h, d) < 0) return -2;
+  return syscall(SYS_capset, &h, d);
+}
+
+// Runs `check` in a forked child of the (staged) caller; it returns the
+// number of failed checks, printed to stderr.
+int InGrandchild(int (*check)(const capsa_capmode_policy *),
+                 const capsa_capmode_policy *p) {
+  pid_t pid = fork();
+  if (pid == 0) _exit(check(p));
+  int st = 0;
+  if (pid < 0 || waitpid(pid, &st, 0) != pid) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+#define CHECK_ERRNO(err, call)                                                \
+  do {                                                                        \
+    errno = 0;                                                                \
+    long rv_ = (long)(call);                                                  \
+    if (rv_ != -1 || errno != (err)) {                                        \
+      fprintf(stderr, "%s: %ld errno %d, want %d\n", #call, rv_, errno, err); \
+      bad++;                                                                  \
+    }                                                                         \
+  } while (0)
+
+int FinalStepChecks(const capsa_capmode_policy *p) {
+  int bad = 0;
+  if (capsa_capmode_policy_enter(p) != 0) return 100;
+  unsigned mode = 0;
+  capsa_cap_getmode(&mode);
+  if (mode != 1) bad++;
+  // The launcher's rows are gone...
+  CHECK_ERRNO(ECAPMODE, CapsetCurrent());
+  CHECK_ERRNO(ECAPMODE, CloneNewPid());
+  CHECK_ERRNO(ECAPMODE, syscall(446 /* landlock_restrict_self */, -1, 0));
+  CHECK_ERRNO(ECAPMODE, kill(getppid(), 0));
+  // ...and the plain policy holds as it would without a stage.
+  CHECK_ERRNO(ECAPMODE, open("/etc/hostname", O_RDONLY));
+  CHECK_ERRNO(ECAPMODE, syscall(SYS_sysinfo, nullptr));
+  CHECK_ERRNO(ENOSYS, syscall(SYS_clone3, nullptr, 0));
+  if (kill(getpid(), 0) != 0) bad++;
+  pid_t c = fork();  // plain fork still works, and inherits the final step
+  if (c == 0) _exit(CapsetCurrent() == -1 && errno == ECAPMODE ? 0 : 1);
+  int st = 1;
+  if (c < 0 || waitpid(c, &st, 0) != c || st != 0) bad++;
+  return bad;
+}
+
+TEST(CapsaCapmodeStaged, ChildTakesOnlyTheFinalStepAndLosesLauncherRows) {
+  CAPSA_EXPECT_CHILD_OK([] {
+    REQUIRE_SECCOMP();
+    capsa_capmode_policy *k = capsa_capmode_policy_new();
+    capsa_capmode_policy *s = NewStage(k);
+    ASSERT_NE(nullptr, s);
+    ASSERT_EQ(0, capsa_capmode_policy_compile(k));
+    ASSERT_EQ(0, capsa_capmode_policy_compile(s));
+    ASSERT_EQ(1, capsa_capmode_policy_stage_serves(s, k));
+    ASSERT_EQ(0, capsa_capmode_policy_enter_launcher(s));
+    unsigned mode = 0;
+    EXPECT_EQ(0, capsa_cap_getmode(&mode));
+    EXPECT_EQ(1u, mode);
+    // The launcher is in capability mode too, with its few rows.
+    EXPECT_ERRNO(ECAPMODE, open("/etc/hostname", O_RDONLY));
+    EXPECT_OK(CapsetCurrent());
+    errno = 0;
+    if (CloneNewPid() < 0) {
+      EXPECT_NE(ECAPMODE, errno);  // EPERM without CAP_SYS_ADMIN
+    }
+    if (capsa_features_get()->landlock_abi > 0)
+      EXPECT_ERRNO(EBADF, syscall(446 /* landlock_restrict_self */, -1, 0));
+    EXPECT_EQ(-EBUSY, capsa_capmode_policy_enter_launcher(s));
+    EXPECT_EQ(0, InGrandchild(FinalStepChecks, k));
+    _exit(::testing::Test::HasFailure() ? 1 : 0);
+  });
+}
+
+int UnservedChecks(const capsa_capmode_policy *p) {
+  int bad = 0;
+  if (capsa_capmode_policy_enter(p) != 0) return 100;
+  // Its own extra row is not in the stage: the intersection refuses it
+  // (never wider than either), and the launcher's rows are gone too.
+  CHECK_ERRNO(ECAPMODE, syscall(SYS_sysinfo, nullptr));
+  CHECK_ERRNO(ECAPMODE, CapsetCurrent());
+  CHECK_ERRNO(ECAPMODE, open("/etc/hostname", O_RDONLY));
+  return bad;
+}
+
+TEST(CapsaCapmodeStaged, UnservedPolicyGetsTheIntersection) {
+  CAPSA_EXPECT_CHILD_OK([] {
+    REQUIRE_SECCOMP();
+    capsa_capmode_policy *plain = capsa_capmode_policy_new();
+    capsa_capmode_policy *k = capsa_capmode_policy_new();
+    ASSERT_EQ(0, capsa_capmode_policy_allow_name(k, "sysinfo", nullptr, 0,
+                                                 "test: memory pressure"));
+    capsa_capmode_policy *s = NewStage(plain);
+    ASSERT_NE(nullptr, s);
+    ASSERT_EQ(0, capsa_capmode_policy_compile(k));
+    ASSERT_EQ(0, capsa_capmode_policy_compile(s));
+    EXPECT_EQ(0, capsa_capmode_policy_stage_serves(s, k));
+    ASSERT_EQ(0, capsa_capmode_policy_enter_launcher(s));
+    EXPECT_EQ(0, InGrandchild(UnservedChecks, k));
+    _exit(::testing::Test::HasFailure() ? 1 : 0);
+  });
+}
+
+TEST(CapsaCapmodeStaged, LauncherRowsAreCheckedAndErrorsAreClear) {
+  if (!capsa_features_get()->seccomp_filter)
+    GTEST_SKIP() << "kernel without seccomp filters";
+  capsa_capmode_policy *p = capsa_capmode_policy_new();
+  ASSERT_NE(nullptr, p);
+  EXPECT_EQ(-EINVAL,
+            capsa_capmode_policy_allow_launcher(p, "capset", nullptr, 0, ""));
+  EXPECT_EQ(-EINVAL,
+            capsa_capmode_policy_allow_launcher(p, nullptr, nullptr, 0, "r"));
+  EXPECT_EQ(-EINVAL,
+            capsa_capmode_policy_allow_launcher(p, "capset", nullptr, 1, "r"));
+  EXPECT_EQ(-ENOENT, capsa_capmode_policy_allow_launcher(p, "no_such_call",
+                                                         nullptr, 0, "r"));
+  // Not disjoint from what the plain policy allows: the final step would
+  // take that away as well. Refused at compile.
+  capsa_capmode_policy *overlap = capsa_capmode_policy_dup(p);
+  ASSERT_EQ(0, capsa_capmode_policy_allow_launcher(overlap, "clone", nullptr, 0,
+                                                   "any clone"));
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_compile(overlap));
+  capsa_capmode_policy_free(overlap);
+  overlap = capsa_capmode_policy_dup(p);
+  ASSERT_EQ(0, capsa_capmode_policy_allow_launcher(overlap, "read", nullptr, 0,
+                                                   "already allowed"));
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_compile(overlap));
+  capsa_capmode_policy_free(overlap);
+  // A plain policy has no stage to enter.
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_enter_launcher(p));
+  capsa_capmode_policy *s = NewStage(p);
+  ASSERT_NE(nullptr, s);
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_enter_launcher(s));  // not compiled
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_stage_serves(s, p));
+  ASSERT_EQ(0, capsa_capmode_policy_compile(p));
+  ASSERT_EQ(0, capsa_capmode_policy_compile(s));
+  EXPECT_EQ(-EBUSY,
+            capsa_capmode_policy_allow_launcher(s, "capset", nullptr, 0, "r"));
+  EXPECT_EQ(1, capsa_capmode_policy_stage_serves(s, p));
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_stage_serves(p, s));  // p: no rows
+  EXPECT_EQ(-EINVAL, capsa_capmode_policy_stage_serves(nullptr, p));
+  // The stage is the plain policy plus its rows: the same report.
+  struct capsa_capmode_report a, b;
+  ASSERT_EQ(0, capsa_capmode_policy_report(p, &a));
+  ASSERT_EQ(0, capsa_capmode_policy_report(s, &b));
+  EXPECT_EQ(a.seccomp_bpf_len, b.seccomp_bpf_len);
+  EXPECT_EQ(nullptr, capsa_capmode_policy_dup(nullptr));
+  capsa_capmode_policy_free(s);
+  capsa_capmode_policy_free(p);
 }
 
 }  // namespace
