@@ -6,7 +6,9 @@
 //   posix_spawn   the same through posix_spawn (vfork-like)
 //   zygote        ask the zygote for a renderer (fork with its own pid
 //                 namespace, rlimits, capability mode with the policy
-//                 compiled once), until the renderer writes one byte
+//                 compiled once: only the final step when the zygote is
+//                 staged, the whole policy with --no-stage), until the
+//                 renderer writes one byte
 //   host          capsa_host_spawn to the READY event: the above plus the
 //                 HELLO message and the host's /proc check
 //   bwrap         bubblewrap --unshare-all running the probe, if installed
