@@ -17,6 +17,8 @@
 
 // A renderer that closed its channel gets this long to exit by itself.
 #define LINGER_MS 2000
+// How long an exited renderer's remaining messages may take to arrive.
+#define DRAIN_MS 250
 
 static void launch_failed_cleanup(int pidfd) {
   syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
@@ -98,6 +100,8 @@ static void emit_simple(struct capsa_host_renderer *r,
 
 // Kills r for `reason` (reported now, with `text`); its exit is then not
 // reported again. Bad messages and refused sandboxes are never restarted.
+static void finish_exit(struct capsa_host_renderer *r);
+
 static void kill_for(struct capsa_host_renderer *r,
                      capsa_host_event_type_t reason, const char *text) {
   if (r->state == R_DYING || r->kill_reason) return;
@@ -108,6 +112,7 @@ static void kill_for(struct capsa_host_renderer *r,
   uv_timer_stop(&r->timer);
   syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
   emit_simple(r, reason, 0, SIGKILL, text);
+  if (r->exited) finish_exit(r);  // already reaped: nothing left to wait for
 }
 
 static void maybe_free(struct capsa_host_renderer *r);
@@ -136,7 +141,41 @@ static void teardown(struct capsa_host_renderer *r) {
   uv_close((uv_handle_t *)&r->exit_poll, on_poll_closed);
 }
 
-// The pidfd became readable: the renderer exited. Reap and classify.
+// Reports how the renderer ended (unless we killed it: that was reported
+// then) and closes everything. Once per incarnation.
+static void finish_exit(struct capsa_host_renderer *r) {
+  if (r->state == R_DYING) return;
+  const siginfo_t *si = &r->exit_info;
+  if (!r->kill_reason) {
+    if (si->si_code == CLD_EXITED && si->si_status == CAPSA__EXIT_CPU_LIMIT &&
+        r->h->kinds[r->kind].limit_cpu_seconds) {
+      emit_simple(r, CAPSA_EV_LIMIT, si->si_status, SIGXCPU,
+                  "cpu time (RLIMIT_CPU)");
+    } else if (si->si_code == CLD_EXITED) {
+      emit_simple(r, CAPSA_EV_EXITED, si->si_status, 0, NULL);
+      if (si->si_status == 0) r->no_restart = true;
+    } else if (si->si_status == SIGXCPU) {
+      // RLIMIT_CPU: the soft limit's SIGXCPU (the hard limit is one second
+      // later, see host/zygote.c).
+      emit_simple(r, CAPSA_EV_LIMIT, 0, si->si_status, "cpu time (RLIMIT_CPU)");
+    } else {
+      char what[64];
+      snprintf(what, sizeof what, "signal %d (%s)", si->si_status,
+               sigabbrev_np(si->si_status) ? sigabbrev_np(si->si_status) : "?");
+      emit_simple(r, CAPSA_EV_CRASHED, 0, si->si_status, what);
+    }
+  }
+  teardown(r);
+}
+
+static void on_drain_deadline(uv_timer_t *t) {
+  finish_exit(t->data);
+}
+
+// The pidfd became readable: the renderer exited. Reap it; report the exit
+// after the messages it sent before exiting (still in the socket) have been
+// delivered: nothing a renderer said is lost. A descendant holding the
+// channel open cannot delay the report past DRAIN_MS.
 static void on_exit_poll(uv_poll_t *p, int status, int events) {
   struct capsa_host_renderer *r = p->data;
   siginfo_t si;
@@ -148,26 +187,14 @@ static void on_exit_poll(uv_poll_t *p, int status, int events) {
     return;  // not yet
   }
   uv_poll_stop(p);
-  if (!r->kill_reason) {
-    if (si.si_code == CLD_EXITED && si.si_status == CAPSA__EXIT_CPU_LIMIT &&
-        r->h->kinds[r->kind].limit_cpu_seconds) {
-      emit_simple(r, CAPSA_EV_LIMIT, si.si_status, SIGXCPU,
-                  "cpu time (RLIMIT_CPU)");
-    } else if (si.si_code == CLD_EXITED) {
-      emit_simple(r, CAPSA_EV_EXITED, si.si_status, 0, NULL);
-      if (si.si_status == 0) r->no_restart = true;
-    } else if (si.si_status == SIGXCPU) {
-      // RLIMIT_CPU: the soft limit's SIGXCPU (the hard limit is one second
-      // later, see host/zygote.c).
-      emit_simple(r, CAPSA_EV_LIMIT, 0, si.si_status, "cpu time (RLIMIT_CPU)");
-    } else {
-      char what[64];
-      snprintf(what, sizeof what, "signal %d (%s)", si.si_status,
-               sigabbrev_np(si.si_status) ? sigabbrev_np(si.si_status) : "?");
-      emit_simple(r, CAPSA_EV_CRASHED, 0, si.si_status, what);
-    }
+  r->exited = true;
+  r->exit_info = si;
+  if (r->kill_reason || r->peer_closed) {
+    finish_exit(r);
+    return;
   }
-  teardown(r);
+  uv_timer_stop(&r->timer);
+  uv_timer_start(&r->timer, on_drain_deadline, DRAIN_MS, 0);
 }
 
 static void on_linger(uv_timer_t *t) {
@@ -284,7 +311,13 @@ static void on_channel_error(capsa_channel_t *ch, int err, const char *why) {
     kill_for(r, CAPSA_EV_BAD_MESSAGE, why ? why : "bad message");
     return;
   }
-  // Peer closed (or socket error): it should exit now; make sure it does.
+  // Peer closed (or socket error): everything it sent has been delivered.
+  r->peer_closed = true;
+  if (r->exited) {
+    finish_exit(r);
+    return;
+  }
+  // It should exit now; make sure it does.
   uv_timer_stop(&r->timer);
   uv_timer_start(&r->timer, on_linger, LINGER_MS, 0);
 }
@@ -344,6 +377,8 @@ static int launch(struct capsa_host_renderer *r) {
   r->state = R_STARTING;
   r->kill_reason = 0;
   r->ping_outstanding = false;
+  r->exited = false;
+  r->peer_closed = false;
   capsa_channel_start(&r->ch, on_message, on_channel_error);
   uv_poll_init(h->loop, &r->exit_poll, r->pidfd);
   r->exit_poll.data = r;

@@ -27,6 +27,11 @@ struct capsa_host_renderer {
   bool ping_outstanding;
   bool no_restart;  // bad message, refused sandbox, killed by the host
   capsa_host_event_type_t kill_reason;  // 0 or what we killed it for
+  // Reaped, but its last messages may still be in the socket: the exit is
+  // reported once the channel saw the peer close (or DRAIN_MS passed).
+  bool exited;
+  bool peer_closed;
+  siginfo_t exit_info;
   unsigned restarts;
   unsigned pending;  // broker requests in flight (keep the memory alive)
   bool closing;      // CLOSED about to be sent: free when pending == 0

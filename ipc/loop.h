@@ -63,7 +63,7 @@ typedef struct capsa_rloop_options {
   // holds: read-only files are O_RDONLY and read-only regions sealed, both
   // checked on receipt (ipc/handle.h).
   int apply_rights;
-  int send_timeout_ms;     // blocking sends give up after; default 5000
+  int send_timeout_ms;  // blocking sends give up after; default 5000
 } capsa_rloop_options_t;
 
 // On success `l` owns `fd` (closed by capsa_rloop_close); on error the

@@ -137,7 +137,6 @@ const capsa_renderer_handlers_t kAttacker = {"attacker", AttackerStart,
 
 // --- host side --------------------------------------------------------------
 
-
 struct Row {
   int verdict = -1, err = 0, sig = 0;
 };

@@ -525,10 +525,13 @@ INSTANTIATE_TEST_SUITE_P(
         Fault{"fifo-as-handle", {kBad}, nullptr},
         Fault{"socket-as-handle", {kBad}, nullptr},
         Fault{"writable-as-readonly", {kBad}, nullptr},
+        // Its last log is best effort: a renderer at its address-space
+        // limit may die inside sendmsg (seen under strace), before the
+        // record reaches the socket; the host loses nothing it was sent.
         Fault{
             "exhaust-memory",
             {CAPSA_EV_EXITED, CAPSA_EV_CRASHED, CAPSA_EV_LIMIT, CAPSA_EV_HUNG},
-            "memory refused after"},
+            nullptr},
         Fault{"fork-bomb", {CAPSA_EV_HUNG, CAPSA_EV_CRASHED}, "forked "}),
     [](const ::testing::TestParamInfo<Fault> &i) {
       std::string n = i.param.cmd;

@@ -27,8 +27,6 @@ namespace {
 
 constexpr size_t kSize = 8192;
 
-
-
 // execveat(fd, "", AT_EMPTY_PATH): -1 with errno when refused.
 long ExecFd(int fd) {
   char arg0[] = "x";

@@ -24,8 +24,6 @@ namespace {
 
 constexpr size_t kSize = 64 * 1024;
 
-
-
 #define EXPECT_ERRNO(err, expr)                                  \
   do {                                                           \
     errno = 0;                                                   \
