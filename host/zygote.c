@@ -62,6 +62,11 @@ static unsigned g_namespaces;
 static int g_policy_fds[MAX_POLICY_FDS];
 static unsigned g_npolicy_fds;  // the zygote's own, from the launcher
 static bool g_empty_root;
+// Each kind's sandbox report and its detail line, formatted once here: the
+// same for every renderer of the kind, and formatting in each renderer
+// costs it page faults on code it never needs again.
+static capsa_sandbox_report_t g_report[CAPSA__ZYGOTE_MAX_KINDS];
+static char g_detail[CAPSA__ZYGOTE_MAX_KINDS][512];
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -106,31 +111,19 @@ static void renderer_start(unsigned k, bool pid_ns) {
   if (kind->limit_cpu) signal(SIGXCPU, on_sigxcpu);
   set_limit(RLIMIT_NOFILE, kind->limit_nofile);
   set_limit(RLIMIT_NPROC, kind->limit_nproc);
-  static char detail[512];
-  static capsa_sandbox_report_t rep;
-  memset(&rep, 0, sizeof rep);
-  rep.namespaces = g_namespaces | (pid_ns ? CAPSA_NAMESPACE_PID : 0);
-  const struct capsa_capmode_report *cr = &g_ready.capmode[k];
-  char line[256] = "off";
+  capsa_sandbox_report_t *rep = &g_report[k];
+  rep->namespaces = g_namespaces | (pid_ns ? CAPSA_NAMESPACE_PID : 0);
   if (kind->capmode) {
     // Point of no return: _exit(127) inside on failure.
     if (capsa_capmode_policy_enter(kind->capmode) < 0) _exit(127);
-    rep.capmode = true;
-    rep.no_new_privs = cr->nnp == CAPSA_LAYER_ENFORCED;
-    rep.landlock_abi =
-        cr->landlock == CAPSA_LAYER_ENFORCED ? cr->landlock_abi : 0;
-    capsa_capmode_report_format(cr, false, line, sizeof line);
   } else {
-    rep.no_new_privs = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1;
+    rep->no_new_privs = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1;
   }
-  snprintf(detail, sizeof detail, "root=%s capmode: %s",
-           g_empty_root ? "empty-ro" : "host", line);
-  rep.detail = detail;
   // Before the first byte of input: keep libuv's fork handler off the
   // renderer's own descriptors (host/fork_guard.h).
   int chan = capsa__fork_guard_reserve(CHANNEL_FD);
   if (chan < 0) _exit(126);
-  _exit(kind->main(chan, &rep, kind->arg));
+  _exit(kind->main(chan, rep, kind->arg));
 }
 
 // Forks a renderer of kind k on channel end `chan` (borrowed). Returns 0
@@ -279,6 +272,25 @@ static void enter_stage(void) {
   g_ready.staged = 1;
 }
 
+// What renderer_start reports for kind k once it has entered its policy
+// (a renderer that fails to enter exits instead of reporting).
+static void format_report(unsigned k) {
+  capsa_sandbox_report_t *rep = &g_report[k];
+  const struct capsa_capmode_report *cr = &g_ready.capmode[k];
+  char line[256] = "off";
+  memset(rep, 0, sizeof *rep);
+  if (g_kinds[k].capmode && g_ready.kind_error[k] == 0) {
+    rep->capmode = true;
+    rep->no_new_privs = cr->nnp == CAPSA_LAYER_ENFORCED;
+    rep->landlock_abi =
+        cr->landlock == CAPSA_LAYER_ENFORCED ? cr->landlock_abi : 0;
+    capsa_capmode_report_format(cr, false, line, sizeof line);
+  }
+  snprintf(g_detail[k], sizeof g_detail[k], "root=%s capmode: %s",
+           g_empty_root ? "empty-ro" : "host", line);
+  rep->detail = g_detail[k];
+}
+
 static int zygote_main(void *arg) {
   const struct boot *b = arg;
   signal(SIGPIPE, SIG_IGN);
@@ -307,6 +319,7 @@ static int zygote_main(void *arg) {
     if (fcntl(fd, F_GETFD) >= 0) g_policy_fds[g_npolicy_fds++] = fd;
   // After the scan: renderers do not need the stage's own ruleset.
   enter_stage();
+  for (unsigned k = 0; k < g_nkinds; k++) format_report(k);
   if (capsa__send_fd(CTRL_FD, &g_ready, sizeof g_ready, -1) < 0) return 1;
   for (unsigned k = 0; k < g_nkinds; k++) make_spare(k);
   for (;;) {
