@@ -106,6 +106,12 @@ int FaultyMessage(capsa_rctx_t *r, capsa_msg_t *m) {
     int len = EncodeLog(buf, sizeof buf, 2);
     SendRaw(buf, (size_t)len / 2, nullptr, 0);
     _exit(0);
+  } else if (cmd == "last-words") {
+    // Logs, then exits at once: the records are still in the socket when
+    // the host sees the exit.
+    for (int i = 0; i < 50; i++)
+      capsa_rctx_log(r, CAPSA_LOG_INFO, "last %d", i);
+    _exit(3);
   } else if (cmd == "flood") {
     for (int i = 0; i < 20000; i++)
       if (capsa_rctx_log(r, CAPSA_LOG_DEBUG, "flood %d", i) < 0) break;
@@ -501,6 +507,50 @@ TEST(RendererFork, ChildKeepsTheRenderersDescriptors) {
   ASSERT_TRUE(run_until([&] { return !s.faulty_logs.empty(); }, 10000));
   EXPECT_EQ(0u, s.faulty_logs[0].find("fork changed 0 of "))
       << s.faulty_logs[0];
+  capsa_host_close(&host, [](capsa_host_t *h) {
+    static_cast<State *>(h->data)->host_closed = true;
+  });
+  ASSERT_TRUE(run_until([&] { return s.host_closed; }, 10000));
+  EXPECT_EQ(0, uv_loop_close(&loop));
+}
+
+// Nothing a renderer said is lost: what it sent before exiting arrives,
+// in order, before its exit is reported.
+TEST(RendererExit, LastMessagesArriveBeforeTheExit) {
+  uv_loop_t loop;
+  ASSERT_EQ(0, uv_loop_init(&loop));
+  State s;
+  capsa_host_t host;
+  capsa_host_options_t o;
+  capsa_host_options_init(&o);
+  o.stderr_fd = -1;
+  ASSERT_EQ(0, capsa_host_init(&loop, &host, &o, OnEvent));
+  host.data = &s;
+  capsa_kind_options_t k;
+  capsa_kind_options_init(&k, "faulty", capsa_renderer_main, (void *)&kFaulty);
+  int kind = capsa_host_define_kind(&host, &k);
+  ASSERT_GE(kind, 0);
+  ASSERT_EQ(0, capsa_host_start(&host));
+  ASSERT_EQ(0, capsa_host_spawn(&host, kind, nullptr, &s.faulty));
+  auto run_until = [&](auto done, int ms) {
+    uint64_t end = uv_now(&loop) + (uint64_t)ms;
+    while (!done()) {
+      uv_update_time(&loop);
+      if (uv_now(&loop) > end) return false;
+      uv_run(&loop, UV_RUN_ONCE);
+    }
+    return true;
+  };
+  ASSERT_TRUE(run_until([&] { return s.ready == 1; }, 10000));
+  Send(s.faulty, "last-words");
+  ASSERT_TRUE(run_until([&] { return s.closed == 1; }, 10000));
+  ASSERT_EQ(50u, s.faulty_logs.size());
+  for (int i = 0; i < 50; i++)
+    EXPECT_EQ("last " + std::to_string(i), s.faulty_logs[(size_t)i]);
+  // READY, 50 LOGs, EXITED, CLOSED: the exit comes after every log.
+  ASSERT_GE(s.faulty_events.size(), 53u);
+  EXPECT_EQ(CAPSA_EV_EXITED, s.faulty_events[s.faulty_events.size() - 2]);
+  EXPECT_EQ(CAPSA_EV_LOG, s.faulty_events[s.faulty_events.size() - 3]);
   capsa_host_close(&host, [](capsa_host_t *h) {
     static_cast<State *>(h->data)->host_closed = true;
   });
