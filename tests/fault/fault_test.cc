@@ -477,85 +477,70 @@ TEST_P(FaultTest, HostSurvivesHealthyStayExact) {
 // process without exec, so they inherit its pthread_atfork handlers; libuv's
 // closes and re-creates its signal-lock pipe at the numbers it recorded in
 // the host, which in a renderer may be its own handles.
-TEST(RendererFork, ChildKeepsTheRenderersDescriptors) {
-  uv_loop_t loop;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  State s;
-  capsa_host_t host;
-  capsa_host_options_t o;
-  capsa_host_options_init(&o);
-  o.stderr_fd = -1;
-  ASSERT_EQ(0, capsa_host_init(&loop, &host, &o, OnEvent));
-  host.data = &s;
-  capsa_kind_options_t k;
-  capsa_kind_options_init(&k, "faulty", capsa_renderer_main, (void *)&kFaulty);
-  int kind = capsa_host_define_kind(&host, &k);
-  ASSERT_GE(kind, 0);
-  ASSERT_EQ(0, capsa_host_start(&host));
-  ASSERT_EQ(0, capsa_host_spawn(&host, kind, nullptr, &s.faulty));
-  auto run_until = [&](auto done, int ms) {
-    uint64_t end = uv_now(&loop) + (uint64_t)ms;
+// One faulty renderer on a real host, for the tests that need only it.
+class OneFaultyRenderer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(0, uv_loop_init(&loop_));
+    capsa_host_options_t o;
+    capsa_host_options_init(&o);
+    o.stderr_fd = -1;
+    ASSERT_EQ(0, capsa_host_init(&loop_, &host_, &o, OnEvent));
+    host_inited_ = true;
+    host_.data = &s_;
+    capsa_kind_options_t k;
+    capsa_kind_options_init(&k, "faulty", capsa_renderer_main,
+                            (void *)&kFaulty);
+    int kind = capsa_host_define_kind(&host_, &k);
+    ASSERT_GE(kind, 0);
+    ASSERT_EQ(0, capsa_host_start(&host_));
+    ASSERT_EQ(0, capsa_host_spawn(&host_, kind, nullptr, &s_.faulty));
+    ASSERT_TRUE(RunUntil([&] { return s_.ready == 1; }));
+  }
+  void TearDown() override {
+    if (!host_inited_) return;  // SetUp failed before there was a host
+    capsa_host_close(&host_, [](capsa_host_t *h) {
+      static_cast<State *>(h->data)->host_closed = true;
+    });
+    ASSERT_TRUE(RunUntil([&] { return s_.host_closed; }));
+    EXPECT_EQ(0, uv_loop_close(&loop_));
+  }
+  template <typename F>
+  bool RunUntil(F done, int ms = 10000) {
+    uint64_t end = uv_now(&loop_) + (uint64_t)ms;
     while (!done()) {
-      uv_update_time(&loop);
-      if (uv_now(&loop) > end) return false;
-      uv_run(&loop, UV_RUN_ONCE);
+      uv_update_time(&loop_);
+      if (uv_now(&loop_) > end) return false;
+      uv_run(&loop_, UV_RUN_ONCE);
     }
     return true;
-  };
-  ASSERT_TRUE(run_until([&] { return s.ready == 1; }, 10000));
-  Send(s.faulty, "fork-check");
-  ASSERT_TRUE(run_until([&] { return !s.faulty_logs.empty(); }, 10000));
-  EXPECT_EQ(0u, s.faulty_logs[0].find("fork changed 0 of "))
-      << s.faulty_logs[0];
-  capsa_host_close(&host, [](capsa_host_t *h) {
-    static_cast<State *>(h->data)->host_closed = true;
-  });
-  ASSERT_TRUE(run_until([&] { return s.host_closed; }, 10000));
-  EXPECT_EQ(0, uv_loop_close(&loop));
+  }
+
+  uv_loop_t loop_;
+  capsa_host_t host_;
+  bool host_inited_ = false;
+  State s_;
+};
+
+TEST_F(OneFaultyRenderer, ForkedChildKeepsTheRenderersDescriptors) {
+  Send(s_.faulty, "fork-check");
+  ASSERT_TRUE(RunUntil([&] { return !s_.faulty_logs.empty(); }));
+  EXPECT_EQ(0u, s_.faulty_logs[0].find("fork changed 0 of "))
+      << s_.faulty_logs[0];
 }
 
 // Nothing a renderer said is lost: what it sent before exiting arrives,
 // in order, before its exit is reported.
-TEST(RendererExit, LastMessagesArriveBeforeTheExit) {
-  uv_loop_t loop;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  State s;
-  capsa_host_t host;
-  capsa_host_options_t o;
-  capsa_host_options_init(&o);
-  o.stderr_fd = -1;
-  ASSERT_EQ(0, capsa_host_init(&loop, &host, &o, OnEvent));
-  host.data = &s;
-  capsa_kind_options_t k;
-  capsa_kind_options_init(&k, "faulty", capsa_renderer_main, (void *)&kFaulty);
-  int kind = capsa_host_define_kind(&host, &k);
-  ASSERT_GE(kind, 0);
-  ASSERT_EQ(0, capsa_host_start(&host));
-  ASSERT_EQ(0, capsa_host_spawn(&host, kind, nullptr, &s.faulty));
-  auto run_until = [&](auto done, int ms) {
-    uint64_t end = uv_now(&loop) + (uint64_t)ms;
-    while (!done()) {
-      uv_update_time(&loop);
-      if (uv_now(&loop) > end) return false;
-      uv_run(&loop, UV_RUN_ONCE);
-    }
-    return true;
-  };
-  ASSERT_TRUE(run_until([&] { return s.ready == 1; }, 10000));
-  Send(s.faulty, "last-words");
-  ASSERT_TRUE(run_until([&] { return s.closed == 1; }, 10000));
-  ASSERT_EQ(50u, s.faulty_logs.size());
+TEST_F(OneFaultyRenderer, LastMessagesArriveBeforeTheExit) {
+  Send(s_.faulty, "last-words");
+  ASSERT_TRUE(RunUntil([&] { return s_.closed == 1; }));
+  ASSERT_EQ(50u, s_.faulty_logs.size());
   for (int i = 0; i < 50; i++)
-    EXPECT_EQ("last " + std::to_string(i), s.faulty_logs[(size_t)i]);
+    EXPECT_EQ("last " + std::to_string(i), s_.faulty_logs[(size_t)i]);
   // READY, 50 LOGs, EXITED, CLOSED: the exit comes after every log.
-  ASSERT_GE(s.faulty_events.size(), 53u);
-  EXPECT_EQ(CAPSA_EV_EXITED, s.faulty_events[s.faulty_events.size() - 2]);
-  EXPECT_EQ(CAPSA_EV_LOG, s.faulty_events[s.faulty_events.size() - 3]);
-  capsa_host_close(&host, [](capsa_host_t *h) {
-    static_cast<State *>(h->data)->host_closed = true;
-  });
-  ASSERT_TRUE(run_until([&] { return s.host_closed; }, 10000));
-  EXPECT_EQ(0, uv_loop_close(&loop));
+  ASSERT_GE(s_.faulty_events.size(), 53u);
+  EXPECT_EQ(CAPSA_EV_EXITED, s_.faulty_events[s_.faulty_events.size() - 2]);
+  EXPECT_EQ(CAPSA_EV_LOG, s_.faulty_events[s_.faulty_events.size() - 3]);
 }
 
 const capsa_host_event_type_t kBad = CAPSA_EV_BAD_MESSAGE;
