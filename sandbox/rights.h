@@ -14,6 +14,7 @@
 #ifndef CAPSA_SANDBOX_RIGHTS_H_
 #define CAPSA_SANDBOX_RIGHTS_H_
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -162,6 +163,11 @@ capsa_rights_t *capsa__rights_init(int version, capsa_rights_t *rights, ...);
 capsa_rights_t *capsa__rights_set(capsa_rights_t *rights, ...);
 capsa_rights_t *capsa__rights_clear(capsa_rights_t *rights, ...);
 bool capsa__rights_is_set(const capsa_rights_t *rights, ...);
+// The same over a va_list of rights ending in 0 (for wrappers such as the
+// Capsicum-compatible API).
+capsa_rights_t *capsa__rights_vset(capsa_rights_t *rights, va_list ap);
+capsa_rights_t *capsa__rights_vclear(capsa_rights_t *rights, va_list ap);
+bool capsa__rights_vis_set(const capsa_rights_t *rights, va_list ap);
 #define capsa_rights_init(...) \
   capsa__rights_init(CAPSA_RIGHTS_VERSION, __VA_ARGS__, 0ULL)
 #define capsa_rights_set(...) capsa__rights_set(__VA_ARGS__, 0ULL)

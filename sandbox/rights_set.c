@@ -27,15 +27,38 @@ capsa_rights_t *capsa_rights_init_all(capsa_rights_t *rights) {
   return rights;
 }
 
+capsa_rights_t *capsa__rights_vset(capsa_rights_t *rights, va_list ap) {
+  for (uint64_t r; (r = va_arg(ap, uint64_t)) != 0;) {
+    int w = word_of(r);
+    if (w >= 0) rights->cr_rights[w] |= r;
+  }
+  return rights;
+}
+
+capsa_rights_t *capsa__rights_vclear(capsa_rights_t *rights, va_list ap) {
+  for (uint64_t r; (r = va_arg(ap, uint64_t)) != 0;) {
+    int w = word_of(r);
+    // Keep the word's index bits: only the right's own bits go.
+    if (w >= 0) rights->cr_rights[w] &= ~(r & 0x01FFFFFFFFFFFFFFULL);
+  }
+  return rights;
+}
+
+bool capsa__rights_vis_set(const capsa_rights_t *rights, va_list ap) {
+  bool all = true;
+  for (uint64_t r; (r = va_arg(ap, uint64_t)) != 0;) {
+    int w = word_of(r);
+    if (w < 0 || (rights->cr_rights[w] & r) != r) all = false;
+  }
+  return all;
+}
+
 capsa_rights_t *capsa__rights_init(int version, capsa_rights_t *rights, ...) {
   (void)version;  // only version 0 exists
   capsa_rights_init_none(rights);
   va_list ap;
   va_start(ap, rights);
-  for (uint64_t r; (r = va_arg(ap, uint64_t)) != 0;) {
-    int w = word_of(r);
-    if (w >= 0) rights->cr_rights[w] |= r;
-  }
+  capsa__rights_vset(rights, ap);
   va_end(ap);
   return rights;
 }
@@ -43,10 +66,7 @@ capsa_rights_t *capsa__rights_init(int version, capsa_rights_t *rights, ...) {
 capsa_rights_t *capsa__rights_set(capsa_rights_t *rights, ...) {
   va_list ap;
   va_start(ap, rights);
-  for (uint64_t r; (r = va_arg(ap, uint64_t)) != 0;) {
-    int w = word_of(r);
-    if (w >= 0) rights->cr_rights[w] |= r;
-  }
+  capsa__rights_vset(rights, ap);
   va_end(ap);
   return rights;
 }
@@ -54,23 +74,15 @@ capsa_rights_t *capsa__rights_set(capsa_rights_t *rights, ...) {
 capsa_rights_t *capsa__rights_clear(capsa_rights_t *rights, ...) {
   va_list ap;
   va_start(ap, rights);
-  for (uint64_t r; (r = va_arg(ap, uint64_t)) != 0;) {
-    int w = word_of(r);
-    // Keep the word's index bits: only the right's own bits go.
-    if (w >= 0) rights->cr_rights[w] &= ~(r & 0x01FFFFFFFFFFFFFFULL);
-  }
+  capsa__rights_vclear(rights, ap);
   va_end(ap);
   return rights;
 }
 
 bool capsa__rights_is_set(const capsa_rights_t *rights, ...) {
-  bool all = true;
   va_list ap;
   va_start(ap, rights);
-  for (uint64_t r; (r = va_arg(ap, uint64_t)) != 0;) {
-    int w = word_of(r);
-    if (w < 0 || (rights->cr_rights[w] & r) != r) all = false;
-  }
+  bool all = capsa__rights_vis_set(rights, ap);
   va_end(ap);
   return all;
 }

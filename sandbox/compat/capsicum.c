@@ -31,15 +31,12 @@ static int ret(int r) {
   return r;
 }
 
-// The variadic helpers walk the list themselves: capsa's take a va_list-less
-// list too, so apply each right through the single-right form.
 cap_rights_t *__cap_rights_init(int version, cap_rights_t *rights, ...) {
   (void)version;
   capsa_rights_init_none(C(rights));
   va_list ap;
   va_start(ap, rights);
-  for (uint64_t r; (r = va_arg(ap, uint64_t)) != 0;)
-    capsa_rights_set(C(rights), r);
+  capsa__rights_vset(C(rights), ap);
   va_end(ap);
   return rights;
 }
@@ -47,8 +44,7 @@ cap_rights_t *__cap_rights_init(int version, cap_rights_t *rights, ...) {
 cap_rights_t *__cap_rights_set(cap_rights_t *rights, ...) {
   va_list ap;
   va_start(ap, rights);
-  for (uint64_t r; (r = va_arg(ap, uint64_t)) != 0;)
-    capsa_rights_set(C(rights), r);
+  capsa__rights_vset(C(rights), ap);
   va_end(ap);
   return rights;
 }
@@ -56,18 +52,15 @@ cap_rights_t *__cap_rights_set(cap_rights_t *rights, ...) {
 cap_rights_t *__cap_rights_clear(cap_rights_t *rights, ...) {
   va_list ap;
   va_start(ap, rights);
-  for (uint64_t r; (r = va_arg(ap, uint64_t)) != 0;)
-    capsa_rights_clear(C(rights), r);
+  capsa__rights_vclear(C(rights), ap);
   va_end(ap);
   return rights;
 }
 
 bool __cap_rights_is_set(const cap_rights_t *rights, ...) {
-  bool all = true;
   va_list ap;
   va_start(ap, rights);
-  for (uint64_t r; (r = va_arg(ap, uint64_t)) != 0;)
-    all = all && capsa_rights_is_set(CC(rights), r);
+  bool all = capsa__rights_vis_set(CC(rights), ap);
   va_end(ap);
   return all;
 }
