@@ -96,6 +96,11 @@ typedef struct capsa_renderer_check {
   int no_new_privs;      // NoNewPrivs:
   unsigned ns_differ;    // CAPSA_NAMESPACE_* differing from the host's
   unsigned ns_expected;  // what the launcher applied
+  // Seccomp_filters: (-1 when the kernel does not say, before Linux 5.9).
+  // A renderer of a staged zygote inherits its filters: it must show at
+  // least one more, its own final step (0 = not checked).
+  int seccomp_filters;
+  int filters_expected;
   bool ok;
   char why[128];  // when !ok
 } capsa_renderer_check_t;

@@ -231,17 +231,20 @@ static unsigned expected_namespaces(const struct capsa__host_impl *h,
 }
 
 static void on_hello(struct capsa_host_renderer *r, const capsa_msg_t *m) {
-  capsa_renderer_check_t check;
-  int err = capsa_renderer_check_pid(r->pid, expected_namespaces(r->h, r->kind),
-                                     &check);
+  capsa_renderer_check_t check = r->check;
+  int err = r->check_err;
+  if (err == 0) err = capsa__check_status(r->pid, &check);
   if (err < 0) {
     snprintf(check.why, sizeof check.why, "cannot read /proc: %s",
              strerror(-err));
     check.ok = false;
-  } else if (check.ok && !m->u.hello.sandbox.capmode) {
-    snprintf(check.why, sizeof check.why,
-             "renderer reports no capability mode");
-    check.ok = false;
+  } else {
+    capsa__check_verdict(&check);
+    if (check.ok && !m->u.hello.sandbox.capmode) {
+      snprintf(check.why, sizeof check.why,
+               "renderer reports no capability mode");
+      check.ok = false;
+    }
   }
   capsa_host_event_t ev;
   memset(&ev, 0, sizeof ev);
@@ -323,9 +326,34 @@ static void on_channel_error(capsa_channel_t *ch, int err, const char *why) {
 }
 
 static int start_zygote(struct capsa__host_impl *h) {
-  return capsa__zygote_start(
+  int err = capsa__zygote_start(
       &h->zygote, h->zkinds, h->nkinds, h->opts.namespaces_wanted,
       h->opts.namespaces_required, h->opts.empty_root, h->opts.stderr_fd);
+  // Renderers of a staged zygote inherit its filters; the outside check
+  // then wants one more, the renderer's final step.
+  capsa_renderer_check_t z;
+  memset(&z, 0, sizeof z);
+  h->zygote_filters = err == 0 && capsa__check_status(h->zygote.pid, &z) == 0
+                          ? z.seccomp_filters
+                          : -1;
+  return err;
+}
+
+// The first half of the outside check, while the renderer starts: its
+// namespaces were fixed by the zygote's clone (unshare and setns are
+// refused in capability mode), so they need not wait for its HELLO.
+static void prepare_check(struct capsa_host_renderer *r) {
+  struct capsa__host_impl *h = r->h;
+  capsa_renderer_check_t *c = &r->check;
+  memset(c, 0, sizeof *c);
+  c->ns_expected = expected_namespaces(h, r->kind);
+  if (h->zkinds[r->kind].capmode && h->zygote_filters >= 0)
+    c->filters_expected = (h->zygote.staged ? h->zygote_filters : 0) + 1;
+  capsa_ns_ids ids;
+  int err = h->self_ns_err;
+  if (err == 0) err = capsa_ns_ids_of(r->pid, &ids);
+  if (err == 0) c->ns_differ = capsa_ns_ids_differ(&ids, &h->self_ns);
+  r->check_err = err;
 }
 
 // A new zygote in place of a dead one (its renderers are unaffected: they
@@ -384,6 +412,7 @@ static int launch(struct capsa_host_renderer *r) {
   r->exit_poll.data = r;
   uv_poll_start(&r->exit_poll, UV_READABLE, on_exit_poll);
   r->open_handles = 2;
+  prepare_check(r);
   return 0;
 }
 
@@ -505,9 +534,8 @@ int capsa_host_start(capsa_host_t *host) {
   }
   int err = capsa__broker_load_fonts(h);
   if (err < 0) return err;
-  err = capsa__zygote_start(
-      &h->zygote, h->zkinds, h->nkinds, h->opts.namespaces_wanted,
-      h->opts.namespaces_required, h->opts.empty_root, h->opts.stderr_fd);
+  h->self_ns_err = capsa_ns_ids_of(0, &h->self_ns);
+  err = start_zygote(h);
   if (err < 0) {
     capsa__broker_free_fonts(h);
     return err;

@@ -32,6 +32,10 @@ struct capsa_host_renderer {
   bool exited;
   bool peer_closed;
   siginfo_t exit_info;
+  // The outside check's first half, taken at launch (host/sandbox_check.c);
+  // check_err < 0 when /proc could not be read then.
+  capsa_renderer_check_t check;
+  int check_err;
   unsigned restarts;
   unsigned pending;  // broker requests in flight (keep the memory alive)
   bool closing;      // CLOSED about to be sent: free when pending == 0
@@ -51,6 +55,9 @@ struct capsa__host_impl {
   bool closing;
   capsa__zygote zygote;
   unsigned zygote_restarts;
+  int zygote_filters;    // its Seccomp_filters: count; -1 unknown
+  capsa_ns_ids self_ns;  // the host's own, read once at start
+  int self_ns_err;
   capsa_shm_region_t fonts[CAPSA__FONTS];
   size_t font_len[CAPSA__FONTS];
   struct capsa_host_renderer *renderers;
@@ -58,6 +65,11 @@ struct capsa__host_impl {
   uv_timer_t closer;
   capsa_host_close_cb close_cb;
 };
+
+// The outside check in two halves (host/sandbox_check.c): the /proc status
+// fields into *out (0 or -errno), then the verdict over everything in *out.
+int capsa__check_status(pid_t pid, capsa_renderer_check_t *out);
+void capsa__check_verdict(capsa_renderer_check_t *out);
 
 void capsa__emit(struct capsa_host_renderer *r, capsa_host_event_t *ev);
 

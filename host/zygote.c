@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -323,6 +324,11 @@ static int zygote_main(void *arg) {
   if (capsa__send_fd(CTRL_FD, &g_ready, sizeof g_ready, -1) < 0) return 1;
   for (unsigned k = 0; k < g_nkinds; k++) make_spare(k);
   for (;;) {
+    // Fork with a compact heap: free chunks the zygote (a copy of the host)
+    // left behind are consolidated and returned now, between requests, not
+    // by a renderer's first malloc, where walking them costs a copy-on-write
+    // fault per page touched, and fork copies fewer page tables.
+    malloc_trim(0);
     struct request req;
     int chan = -1;
     ssize_t n = capsa__recv_fd(CTRL_FD, &req, sizeof req, &chan, -1);

@@ -567,19 +567,35 @@ int capsa_ns_report_format(const struct capsa_ns_report *r, char *buf,
   return (int)n;
 }
 
-int capsa_ns_of_pid_differ(pid_t pid) {
-  if (pid <= 0) return -EINVAL;
-  int differ = 0;
+int capsa_ns_ids_of(pid_t pid, capsa_ns_ids *out) {
+  if (pid < 0 || !out) return -EINVAL;
   for (int i = 0; i < CAPSA_NAMESPACE_COUNT; i++) {
     char path[64];
-    struct stat theirs, ours;
-    snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)pid,
-             kNamespaces[i].name);
-    if (stat(path, &theirs) < 0) return errno == ENOENT ? -ESRCH : -errno;
-    snprintf(path, sizeof path, "/proc/self/ns/%s", kNamespaces[i].name);
-    if (stat(path, &ours) < 0) return -errno;
-    if (theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev)
-      differ |= (int)kNamespaces[i].bit;
+    struct stat st;
+    if (pid)
+      snprintf(path, sizeof path, "/proc/%d/ns/%s", (int)pid,
+               kNamespaces[i].name);
+    else
+      snprintf(path, sizeof path, "/proc/self/ns/%s", kNamespaces[i].name);
+    if (stat(path, &st) < 0) return errno == ENOENT ? -ESRCH : -errno;
+    out->dev[i] = st.st_dev;
+    out->ino[i] = st.st_ino;
   }
+  return 0;
+}
+
+unsigned capsa_ns_ids_differ(const capsa_ns_ids *a, const capsa_ns_ids *b) {
+  unsigned differ = 0;
+  for (int i = 0; i < CAPSA_NAMESPACE_COUNT; i++)
+    if (a->dev[i] != b->dev[i] || a->ino[i] != b->ino[i])
+      differ |= kNamespaces[i].bit;
   return differ;
+}
+
+int capsa_ns_of_pid_differ(pid_t pid) {
+  if (pid <= 0) return -EINVAL;
+  capsa_ns_ids theirs, ours;
+  int err = capsa_ns_ids_of(pid, &theirs);
+  if (err == 0) err = capsa_ns_ids_of(0, &ours);
+  return err < 0 ? err : (int)capsa_ns_ids_differ(&theirs, &ours);
 }

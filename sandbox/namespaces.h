@@ -153,6 +153,22 @@ const char *capsa_namespace_name(unsigned bit);
 // (-ESRCH when gone, -EACCES when not readable).
 int capsa_ns_of_pid_differ(pid_t pid);
 
+// The identity of each namespace of a process: device and inode of
+// /proc/PID/ns/NAME, indexed as the CAPSA_NAMESPACE_* bits. A host that
+// checks many processes reads its own once (they do not change unless it
+// calls unshare or setns) and compares each child's with
+// capsa_ns_ids_differ: half the /proc lookups of capsa_ns_of_pid_differ.
+typedef struct capsa_ns_ids {
+  dev_t dev[CAPSA_NAMESPACE_COUNT];
+  ino_t ino[CAPSA_NAMESPACE_COUNT];
+} capsa_ns_ids;
+
+// Fills *out for `pid` (0: the caller). 0 or -errno as above.
+int capsa_ns_ids_of(pid_t pid, capsa_ns_ids *out);
+
+// The CAPSA_NAMESPACE_* set in which two snapshots differ.
+unsigned capsa_ns_ids_differ(const capsa_ns_ids *a, const capsa_ns_ids *b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -138,6 +138,13 @@ TEST(Namespaces, OutsideViewSeesEveryAppliedNamespace) {
   ASSERT_EQ(0, capsa_ns_spawn(p, SleepMain, nullptr, &c, &rep));
   capsa_ns_policy_free(p);
   EXPECT_EQ((int)avail, capsa_ns_of_pid_differ(c.pid));
+  // The snapshot form says the same, and a snapshot equals itself.
+  capsa_ns_ids theirs, ours;
+  ASSERT_EQ(0, capsa_ns_ids_of(c.pid, &theirs));
+  ASSERT_EQ(0, capsa_ns_ids_of(0, &ours));
+  EXPECT_EQ(avail, capsa_ns_ids_differ(&theirs, &ours));
+  EXPECT_EQ(0u, capsa_ns_ids_differ(&ours, &ours));
+  EXPECT_EQ(-EINVAL, capsa_ns_ids_of(-1, &ours));
   EXPECT_EQ(0,
             (int)syscall(SYS_pidfd_send_signal, c.pidfd, SIGKILL, nullptr, 0));
   siginfo_t si;
@@ -148,6 +155,7 @@ TEST(Namespaces, OutsideViewSeesEveryAppliedNamespace) {
   close(c.pidfd);
   // Gone: the outside check says so.
   EXPECT_EQ(-ESRCH, capsa_ns_of_pid_differ(c.pid));
+  EXPECT_EQ(-ESRCH, capsa_ns_ids_of(c.pid, &theirs));
 }
 
 TEST(Namespaces, NoNamespacesMeansSameNamespaces) {
