@@ -115,6 +115,7 @@ static int run(int channel_fd, const capsa_sandbox_report_t *sandbox,
     }
   }
   capsa_rloop_close(&r.loop);
+  if (r.handler_error == -ENOMEM) return CAPSA_RENDERER_EXIT_NOMEM;
   if (r.handler_error < 0) return CAPSA_RENDERER_EXIT_HANDLER;
   if (rc < 0 && rc != -EPIPE) return CAPSA_RENDERER_EXIT_CHANNEL;
   return CAPSA_RENDERER_EXIT_OK;

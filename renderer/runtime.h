@@ -47,6 +47,13 @@ typedef struct capsa_renderer_handlers {
 #define CAPSA_RENDERER_EXIT_CAPMODE 3  // could not enter capability mode
 #define CAPSA_RENDERER_EXIT_CHANNEL 4  // channel broken / bad message
 #define CAPSA_RENDERER_EXIT_HANDLER 5  // a handler returned an error
+// A handler (on_start or on_message) returned -ENOMEM. For a kind with a
+// memory limit the host reports it as CAPSA_EV_LIMIT, "memory (RLIMIT_AS;
+// reported by the renderer)": under rlimits the kernel gives the host no
+// outside evidence (a refused allocation is just a failed mmap inside the
+// renderer), so this is the renderer's own word, and it only classifies its
+// own exit. Under cgroup v2 the host reads the kernel's memory.events.
+#define CAPSA_RENDERER_EXIT_NOMEM 6
 
 // The renderer process's main. `channel_fd` (owned from now on), `sandbox`
 // (borrowed; may be NULL: then the report is built here), `handlers` (a
