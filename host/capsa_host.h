@@ -34,8 +34,8 @@
 // killed (CAPSA_EV_SANDBOX_REFUSED), never served.
 //
 // Supervision: exit and crash (pidfd), hang (PING every heartbeat_ms; no PONG
-// within heartbeat_timeout_ms: killed), resource limits (rlimits; SIGXCPU
-// and SIGKILL after RLIMIT_CPU are reported as CAPSA_EV_LIMIT), bad message
+// within heartbeat_timeout_ms: killed), resource limits (cgroup v2 where
+// usable, rlimits otherwise; see "Resource limits" below), bad message
 // (killed at once, never restarted), restart policy (crash/hang/limit up to
 // max_restarts times). Renderers are independent processes: one failing
 // never touches another. Every event reaches the callback.
@@ -120,6 +120,37 @@ typedef void (*capsa_host_event_cb)(capsa_host_t *host,
                                     const capsa_host_event_t *ev);
 typedef void (*capsa_host_close_cb)(capsa_host_t *host);
 
+// Resource limits. The kind options limit_memory and limit_processes are
+// enforced by a cgroup v2 per renderer (sandbox/cgroup.h: memory.max with
+// memory.swap.max 0, pids.max) when the host can use one, else by rlimits
+// (RLIMIT_AS, RLIMIT_NPROC); CPU time is always RLIMIT_CPU (cgroups have only
+// bandwidth, not a total) and descriptors always RLIMIT_NOFILE (no cgroup
+// counts them). The renderer is moved into its cgroup when the zygote's fork
+// returns, before the host reads its HELLO or sends it anything. Every limit
+// reached is CAPSA_EV_LIMIT with ev->text naming it:
+//   "cpu time (RLIMIT_CPU)"                      SIGXCPU / the zygote's code
+//   "memory (cgroup memory.max)"                 memory.events oom_kill > 0
+//   "processes (cgroup pids.max)"                pids.events max > 0 and the
+//                                                renderer did not exit 0
+//   "memory (RLIMIT_AS; reported by the renderer)"  exit code
+//       CAPSA_HOST_EXIT_NOMEM of a kind with limit_memory: under rlimits the
+//       kernel leaves the host no evidence (the renderer's mmap just fails),
+//       so this is the renderer's own word, and it only ever classifies that
+//       renderer's own exit. Under cgroup v2 the evidence is the kernel's.
+// capsa_host_limits_summary() says which mechanism is in use and why.
+typedef enum capsa_cgroup_use {
+  CAPSA_CGROUPS_AUTO = 0,  // cgroup v2 when usable, else rlimits (reported)
+  CAPSA_CGROUPS_OFF,       // rlimits only
+  // Every renderer in its own cgroup; capsa_host_start fails (the errno of
+  // sandbox/cgroup.h's capsa_cgroup_parent_prepare: EOPNOTSUPP, EACCES,
+  // EBUSY, ENOENT...) when that is not possible: never silently weaker.
+  CAPSA_CGROUPS_REQUIRED,
+} capsa_cgroup_use_t;
+
+// Exit code of a renderer whose handler ran out of memory (renderer/runtime.h
+// CAPSA_RENDERER_EXIT_NOMEM; renderers with their own main may use it).
+#define CAPSA_HOST_EXIT_NOMEM 6
+
 typedef struct capsa_host_options {
   unsigned namespaces_wanted;    // CAPSA_NAMESPACE_*; default ALL
   unsigned namespaces_required;  // default 0 (best effort, reported)
@@ -128,6 +159,12 @@ typedef struct capsa_host_options {
   // Font files the broker serves as "font:regular|bold|mono" (paths, read by
   // the host at start; NULL: none).
   const char *font_regular, *font_bold, *font_mono;
+  capsa_cgroup_use_t cgroups;  // default CAPSA_CGROUPS_AUTO
+  // Directory (borrowed path) of a cgroup v2 the renderers' cgroups are made
+  // in: delegated to this process and holding no process itself (the "no
+  // internal processes" rule). NULL: the host's own cgroup, usable only when
+  // it is the hierarchy's root or already has the controllers enabled.
+  const char *cgroup_parent;
 } capsa_host_options_t;
 
 void capsa_host_options_init(capsa_host_options_t *o);
@@ -143,10 +180,13 @@ typedef struct capsa_kind_options {
   // check then refuses it: nothing silently weakens.
   bool no_capmode;
   bool pid_namespace;             // default true
-  uint64_t limit_memory;          // RLIMIT_AS bytes; 0: none
-  uint64_t limit_cpu_seconds;     // RLIMIT_CPU; 0: none
-  uint64_t limit_open_files;      // RLIMIT_NOFILE; default 64
-  uint64_t limit_processes;       // RLIMIT_NPROC; 0: none
+  // Limits (see "Resource limits" above); 0: none.
+  uint64_t limit_memory;       // bytes: cgroup memory.max, else RLIMIT_AS
+  uint64_t limit_cpu_seconds;  // RLIMIT_CPU (always)
+  uint64_t limit_open_files;   // RLIMIT_NOFILE (always); default 64
+  // Processes: cgroup pids.max (this renderer's tree), else RLIMIT_NPROC
+  // (per uid: shared by renderers mapped to the same uid).
+  uint64_t limit_processes;
   unsigned heartbeat_ms;          // 0: no watchdog (default 1000)
   unsigned heartbeat_timeout_ms;  // default 5000
   unsigned max_restarts;          // default 0
@@ -221,6 +261,10 @@ int capsa_renderer_check_pid(pid_t pid, unsigned expect_ns,
 // What the launcher gives renderers here, one line ("namespaces: user=yes
 // ... root=empty-ro; zygote pid N"). Valid after start.
 int capsa_host_sandbox_summary(const capsa_host_t *host, char *buf, size_t len);
+// How renderer limits are enforced, one line: "limits: cgroup v2 (DIR:
+// memory,pids)" or "limits: rlimits (cgroup v2: WHY NOT)". Valid after
+// start; returns the length (as snprintf) or -EINVAL / -EAGAIN.
+int capsa_host_limits_summary(const capsa_host_t *host, char *buf, size_t len);
 // The zygote's pid (host's pid namespace), -1 before start; and how many
 // times a dead or wedged zygote was replaced (on the next spawn).
 pid_t capsa_host_zygote_pid(const capsa_host_t *host);

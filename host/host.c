@@ -119,10 +119,13 @@ static void maybe_free(struct capsa_host_renderer *r);
 static void after_incarnation(struct capsa_host_renderer *r);
 static int launch(struct capsa_host_renderer *r);
 
+static void limits_release(struct capsa_host_renderer *r, bool last_try);
+
 static void on_handle_closed(struct capsa_host_renderer *r) {
   if (--r->open_handles > 0) return;
   close(r->pidfd);
   r->pidfd = -1;
+  limits_release(r, true);
   after_incarnation(r);
 }
 
@@ -141,14 +144,136 @@ static void teardown(struct capsa_host_renderer *r) {
   uv_close((uv_handle_t *)&r->exit_poll, on_poll_closed);
 }
 
+// --- limits: a cgroup v2 per renderer where usable, else rlimits ---------
+
+static unsigned kind_controllers(const capsa_kind_options_t *k) {
+  return (k->limit_memory ? CAPSA_CGROUP_MEMORY : 0) |
+         (k->limit_processes ? CAPSA_CGROUP_PIDS : 0);
+}
+
+// Once, at start (the spawn path only reads the outcome): cgroup v2 or
+// rlimits for limit_memory / limit_processes, and why. Under cgroups the
+// kinds' RLIMIT_AS / RLIMIT_NPROC are dropped: memory.max and pids.max
+// replace them, and only then is the kernel's evidence (memory.events,
+// pids.events) the one that refuses. -errno when cgroups are REQUIRED and
+// unusable.
+static int limits_setup(struct capsa__host_impl *h) {
+  unsigned want = 0;
+  for (unsigned i = 0; i < h->nkinds; i++)
+    want |= kind_controllers(&h->kinds[i]);
+  char why[sizeof h->limits_why] = "";
+  int err = 0;
+  if (h->opts.cgroups == CAPSA_CGROUPS_OFF) {
+    snprintf(why, sizeof why, "off by the host's options");
+  } else if (!want && h->opts.cgroups != CAPSA_CGROUPS_REQUIRED) {
+    snprintf(why, sizeof why, "not needed, no kind limits memory or processes");
+  } else {
+    const char *parent = h->opts.cgroup_parent;
+    if (!parent) {
+      const capsa_cgroup_probe_t *p = capsa_cgroup_probe();
+      err = capsa_cgroup_probe_check(p, want, why, sizeof why);
+      parent = p->dir;
+    }
+    if (err == 0)
+      err = capsa_cgroup_parent_prepare(parent, want, why, sizeof why);
+    if (err == 0 && strlen(parent) >= sizeof h->cg_parent) err = -ENAMETOOLONG;
+    if (err == 0) {
+      h->cg_active = true;
+      h->cg_controllers = want;
+      snprintf(h->cg_parent, sizeof h->cg_parent, "%s", parent);
+    }
+  }
+  snprintf(h->limits_why, sizeof h->limits_why, "%s", why);
+  if (!h->cg_active && h->opts.cgroups == CAPSA_CGROUPS_REQUIRED)
+    return err < 0 ? err : -EOPNOTSUPP;
+  for (unsigned i = 0; h->cg_active && i < h->nkinds; i++) {
+    if (h->kinds[i].limit_memory) h->zkinds[i].limit_as = 0;
+    if (h->kinds[i].limit_processes) h->zkinds[i].limit_nproc = 0;
+  }
+  return 0;
+}
+
+// Right after the zygote's fork returned, before the host reads the
+// renderer's HELLO or sends it a byte: its own cgroup with its kind's
+// limits. Nothing when cgroups are not in use (no work on the spawn path).
+static int limits_enter(struct capsa_host_renderer *r, pid_t pid) {
+  struct capsa__host_impl *h = r->h;
+  const capsa_kind_options_t *k = &h->kinds[r->kind];
+  if (!h->cg_active ||
+      (!kind_controllers(k) && h->opts.cgroups != CAPSA_CGROUPS_REQUIRED))
+    return 0;
+  char name[64];
+  snprintf(name, sizeof name, "capsa-%d-%u", (int)getpid(), ++h->cg_seq);
+  capsa_cgroup_t *cg;
+  int err = capsa_cgroup_new(h->cg_parent, name, &cg);
+  if (err < 0) return err;
+  if (k->limit_memory) err = capsa_cgroup_set_memory_max(cg, k->limit_memory);
+  if (err == 0 && k->limit_processes)
+    err = capsa_cgroup_set_pids_max(cg, k->limit_processes);
+  if (err == 0) err = capsa_cgroup_apply(cg);
+  if (err == 0) err = capsa_cgroup_add_pid(cg, pid);
+  if (err < 0) {
+    capsa_cgroup_remove(cg);
+    capsa_cgroup_free(cg);
+    return err;
+  }
+  r->cg = cg;
+  return 0;
+}
+
+// Removes the incarnation's cgroup (its renderer was reaped). A descendant
+// just killed may keep it busy a moment: then once more when the handles
+// are closed (last_try), after which the directory is left behind.
+static void limits_release(struct capsa_host_renderer *r, bool last_try) {
+  if (!r->cg) return;
+  if (capsa_cgroup_remove(r->cg) == -EBUSY && !last_try) return;
+  capsa_cgroup_free(r->cg);
+  r->cg = NULL;
+}
+
+// Which limit ended this incarnation, if one did: the kernel's cgroup
+// counters, else a memory-limited kind's own NOMEM exit (its word, see
+// host/capsa_host.h). Empties and removes the cgroup.
+static const char *limit_reached(struct capsa_host_renderer *r) {
+  const siginfo_t *si = &r->exit_info;
+  const capsa_kind_options_t *k = &r->h->kinds[r->kind];
+  bool exited = si->si_code == CLD_EXITED;
+  const char *what = NULL;
+  bool cg_memory = false;
+  if (r->cg) {
+    cg_memory = k->limit_memory != 0;
+    capsa_cgroup_events_t e;
+    if (capsa_cgroup_events(r->cg, &e) == 0) {
+      if (e.oom_kill > 0)
+        what = "memory (cgroup memory.max)";
+      else if (e.pids_max > 0 && !(exited && si->si_status == 0))
+        what = "processes (cgroup pids.max)";
+      // A descendant outliving the renderer dies with it.
+      if (e.populated != 0) capsa_cgroup_kill(r->cg);
+    }
+    limits_release(r, false);
+  }
+  if (!what && exited && si->si_status == CAPSA_HOST_EXIT_NOMEM &&
+      k->limit_memory)
+    what = cg_memory ? "memory (reported by the renderer)"
+                     : "memory (RLIMIT_AS; reported by the renderer)";
+  return what;
+}
+
 // Reports how the renderer ended (unless we killed it: that was reported
 // then) and closes everything. Once per incarnation.
 static void finish_exit(struct capsa_host_renderer *r) {
   if (r->state == R_DYING) return;
   const siginfo_t *si = &r->exit_info;
+  const char *limit = limit_reached(r);
   if (!r->kill_reason) {
-    if (si->si_code == CLD_EXITED && si->si_status == CAPSA__EXIT_CPU_LIMIT &&
-        r->h->kinds[r->kind].limit_cpu_seconds) {
+    if (limit) {
+      bool exited = si->si_code == CLD_EXITED;
+      emit_simple(r, CAPSA_EV_LIMIT, exited ? si->si_status : 0,
+                  exited ? 0 : si->si_status, limit);
+    } else if (si->si_code == CLD_EXITED &&
+               si->si_status == CAPSA__EXIT_CPU_LIMIT &&
+               r->h->kinds[r->kind].limit_cpu_seconds) {
       emit_simple(r, CAPSA_EV_LIMIT, si->si_status, SIGXCPU,
                   "cpu time (RLIMIT_CPU)");
     } else if (si->si_code == CLD_EXITED) {
@@ -393,6 +518,12 @@ static int launch(struct capsa_host_renderer *r) {
     close(sv[0]);
     sv[0] = spare_chan;
   }
+  err = limits_enter(r, c.pid);
+  if (err < 0) {
+    close(sv[0]);
+    launch_failed_cleanup(c.pidfd);
+    return err;
+  }
   err = capsa_channel_init(h->loop, &r->ch, sv[0], NULL);
   if (err < 0) {
     close(sv[0]);
@@ -532,6 +663,8 @@ int capsa_host_start(capsa_host_t *host) {
     z->limit_nofile = k->limit_open_files;
     z->limit_nproc = k->limit_processes;
   }
+  int lerr = limits_setup(h);
+  if (lerr < 0) return lerr;
   int err = capsa__broker_load_fonts(h);
   if (err < 0) return err;
   h->self_ns_err = capsa_ns_ids_of(0, &h->self_ns);
@@ -636,6 +769,18 @@ int capsa_host_sandbox_summary(const capsa_host_t *host, char *buf,
   char line[256];
   capsa_ns_report_format(&rep, line, sizeof line);
   return snprintf(buf, len, "%s", line);
+}
+
+int capsa_host_limits_summary(const capsa_host_t *host, char *buf, size_t len) {
+  if (!host || !host->impl || (!buf && len)) return -EINVAL;
+  const struct capsa__host_impl *h = host->impl;
+  if (!h->started) return -EAGAIN;
+  if (!h->cg_active)
+    return snprintf(buf, len, "limits: rlimits (cgroup v2: %s)", h->limits_why);
+  char names[64];
+  capsa_cgroup_controllers_format(h->cg_controllers, names, sizeof names);
+  return snprintf(buf, len, "limits: cgroup v2 (%s: %s)", h->cg_parent,
+                  names[0] ? names : "no controllers");
 }
 
 pid_t capsa_host_zygote_pid(const capsa_host_t *host) {

@@ -6,6 +6,7 @@
 #include "host/capsa_host.h"
 #include "host/zygote.h"
 #include "ipc/shm.h"
+#include "sandbox/cgroup.h"
 
 #define CAPSA__MAX_KINDS CAPSA__ZYGOTE_MAX_KINDS
 #define CAPSA__FONTS 3  // regular, bold, mono
@@ -36,6 +37,7 @@ struct capsa_host_renderer {
   // check_err < 0 when /proc could not be read then.
   capsa_renderer_check_t check;
   int check_err;
+  capsa_cgroup_t *cg;  // this incarnation's cgroup (limits), or NULL
   unsigned restarts;
   unsigned pending;  // broker requests in flight (keep the memory alive)
   bool closing;      // CLOSED about to be sent: free when pending == 0
@@ -58,6 +60,13 @@ struct capsa__host_impl {
   int zygote_filters;    // its Seccomp_filters: count; -1 unknown
   capsa_ns_ids self_ns;  // the host's own, read once at start
   int self_ns_err;
+  // Renderer limits (host.c): a cgroup v2 per renderer under cg_parent
+  // when cg_active, else rlimits because of limits_why.
+  bool cg_active;
+  unsigned cg_controllers;
+  unsigned cg_seq;
+  char cg_parent[512];
+  char limits_why[320];
   capsa_shm_region_t fonts[CAPSA__FONTS];
   size_t font_len[CAPSA__FONTS];
   struct capsa_host_renderer *renderers;
