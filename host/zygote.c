@@ -351,13 +351,14 @@ static int zygote_main(void *arg) {
   enter_stage();
   for (unsigned k = 0; k < g_nkinds; k++) format_report(k);
   if (capsa__send_fd(CTRL_FD, &g_ready, sizeof g_ready, -1) < 0) return 1;
+  // Fork with a compact heap: free chunks the zygote (a copy of the host)
+  // left behind are consolidated and returned now, once, not by each
+  // renderer's first malloc, where walking them costs a copy-on-write fault
+  // per page touched; and fork copies fewer page tables. (Per request the
+  // zygote only allocates small chunks that malloc's caches recycle.)
+  malloc_trim(0);
   for (unsigned k = 0; k < g_nkinds; k++) make_spare(k);
   for (;;) {
-    // Fork with a compact heap: free chunks the zygote (a copy of the host)
-    // left behind are consolidated and returned now, between requests, not
-    // by a renderer's first malloc, where walking them costs a copy-on-write
-    // fault per page touched, and fork copies fewer page tables.
-    malloc_trim(0);
     struct request req;
     int chan = -1;
     ssize_t n = capsa__recv_fd(CTRL_FD, &req, sizeof req, &chan, -1);
