@@ -98,6 +98,17 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
     if (p) memset(p, 1, n);
     capsa_rctx_log(r, CAPSA_LOG_INFO, "alloc=%s", p ? "ok" : "ENOMEM");
     free(p);
+  } else if (cmd == "alloc-or-nomem") {
+    // As "alloc", but a refused allocation ends the renderer the way a real
+    // one would say it: the handler returns -ENOMEM.
+    size_t n = 256u << 20;
+    char *p = static_cast<char *>(malloc(n));
+    if (!p) return -ENOMEM;
+    memset(p, 1, n);
+    free(p);
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "alloc=ok");
+  } else if (cmd == "nomem") {
+    return -ENOMEM;
   } else if (cmd == "fds") {
     int n = 0;
     while (n < 10000 && memfd_create("x", MFD_CLOEXEC) >= 0) n++;
@@ -607,6 +618,47 @@ TEST_F(HostTest, MemoryAndDescriptorLimitsApply) {
   EXPECT_LT(n0, 32);
   EXPECT_EQ(EMFILE, e0);
   EXPECT_GT(n1, 200);
+}
+
+static_assert(CAPSA_RENDERER_EXIT_NOMEM == CAPSA_HOST_EXIT_NOMEM,
+              "the runtime's NOMEM exit is the code the host maps");
+
+// Under rlimits the renderer's own -ENOMEM is what tells a memory limit from
+// any other handler error; it counts only for a kind that has the limit.
+TEST_F(HostTest, RendererOutOfMemoryIsReportedAsTheMemoryLimit) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "RLIMIT_AS is not applied under ASan";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "RLIMIT_AS is not applied under ASan";
+#endif
+#endif
+  int limited = Kind("limited", [](capsa_kind_options_t *o) {
+    o->limit_memory = 128u << 20;
+    o->heartbeat_ms = 0;
+  });
+  int plain =
+      Kind("plain", [](capsa_kind_options_t *o) { o->heartbeat_ms = 0; });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  char lim[512];
+  ASSERT_GT(capsa_host_limits_summary(&f_.host, lim, sizeof lim), 0);
+  Spawn(limited, "alloc-or-nomem");
+  Spawn(plain, "nomem");
+  ASSERT_TRUE(RunUntil([&] { return f_.closed == 2; }, 10000)) << Dump();
+  const Ev *e = Find(CAPSA_EV_LIMIT, 0);
+  ASSERT_NE(nullptr, e) << Dump();
+  if (strncmp(lim, "limits: rlimits", 15) == 0) {
+    EXPECT_EQ("memory (RLIMIT_AS; reported by the renderer)", e->text);
+    EXPECT_EQ(CAPSA_RENDERER_EXIT_NOMEM, e->status);
+  } else {  // cgroup v2: the kernel's OOM kill, or the renderer's word
+    EXPECT_EQ(0, e->text.rfind("memory (", 0)) << e->text << " " << lim;
+  }
+  EXPECT_FALSE(Saw(CAPSA_EV_EXITED, 0)) << Dump();
+  // The same exit code from a kind without a memory limit is a plain exit.
+  const Ev *x = Find(CAPSA_EV_EXITED, 1);
+  ASSERT_NE(nullptr, x) << Dump();
+  EXPECT_EQ(CAPSA_RENDERER_EXIT_NOMEM, x->status);
+  EXPECT_FALSE(Saw(CAPSA_EV_LIMIT, 1)) << Dump();
 }
 
 TEST_F(HostTest, BadMessageKillsAndIsNeverRestarted) {
