@@ -179,7 +179,7 @@ typedef struct capsa_kind_options {
   // Testing only: run this kind without capability mode. The host's outside
   // check then refuses it: nothing silently weakens.
   bool no_capmode;
-  bool pid_namespace;             // default true
+  bool pid_namespace;  // default true
   // Limits (see "Resource limits" above); 0: none.
   uint64_t limit_memory;       // bytes: cgroup memory.max, else RLIMIT_AS
   uint64_t limit_cpu_seconds;  // RLIMIT_CPU (always)

@@ -73,7 +73,7 @@ static int read_small(int dfd, const char *name, char *buf, size_t len) {
 
 // One write(2) of text: cgroup files take each value in a single write.
 static int write_small(int dfd, const char *name, const char *text) {
-  int fd = openat(dfd, name, O_WRONLY | O_CLOEXEC);
+  int fd = openat(dfd, name, O_WRONLY | O_TRUNC | O_CLOEXEC);
   if (fd < 0) return -errno;
   size_t len = strlen(text);
   ssize_t w;

@@ -54,7 +54,7 @@ extern "C" {
 #define CAPSA_CGROUP_CPU 4u     // cpu.max (bandwidth, not total CPU time)
 #define CAPSA_CGROUP_ALL 7u
 
-typedef struct capsa_cgroup_probe {
+typedef struct capsa_cgroup_probe_result {
   bool mounted;        // a cgroup2 filesystem is in /proc/self/mountinfo
   bool in_hierarchy;   // our own v2 cgroup is visible under that mount
   bool is_root;        // ... and it is the hierarchy's root cgroup
@@ -133,7 +133,7 @@ int capsa_cgroup_add_pid(capsa_cgroup_t *cg, pid_t pid);
 int capsa_cgroup_fd(const capsa_cgroup_t *cg);
 const char *capsa_cgroup_path(const capsa_cgroup_t *cg);  // borrowed
 
-typedef struct capsa_cgroup_events {
+typedef struct capsa_cgroup_event_counts {
   int populated;      // cgroup.events: 1 a process is inside, 0 none, -1 ?
   bool has_memory;    // memory.events was readable
   uint64_t oom;       // memory.events "oom": allocations hit memory.max
