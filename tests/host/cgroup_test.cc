@@ -214,7 +214,9 @@ TEST(CgroupObject, ArgumentErrors) {
 
   std::string d = TempDir();
   ASSERT_EQ(0, capsa_cgroup_new(d.c_str(), "c", &cg));
-  EXPECT_EQ(-EEXIST, capsa_cgroup_new(d.c_str(), "c", &cg));
+  capsa_cgroup_t *dup = nullptr;
+  EXPECT_EQ(-EEXIST, capsa_cgroup_new(d.c_str(), "c", &dup));
+  EXPECT_EQ(nullptr, dup);
   capsa_cgroup_t *c2 = nullptr;
   ASSERT_EQ(0, capsa_cgroup_new(d.c_str(), "c2", &c2));
   EXPECT_EQ(-EINVAL, capsa_cgroup_set_memory_max(c2, 0));
