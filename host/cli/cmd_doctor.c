@@ -9,6 +9,7 @@
 
 #include "host/cli/commands.h"
 #include "sandbox/capmode.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/errors.h"
 #include "sandbox/features.h"
 #include "sandbox/selftest.h"
@@ -57,7 +58,18 @@ static void print_human(const struct capsa_features *f,
   printf("  %-28s %s\n", "clone3", f->clone3 ? "yes" : "no");
   printf("  %-28s %s (MFD_NOEXEC_SEAL %s)\n", "memfd seals",
          f->memfd_seals ? "yes" : "no", f->memfd_noexec_seal ? "yes" : "no");
-  printf("  %-28s %s\n", "cgroup v2", f->cgroup2 ? "yes" : "no");
+  // Wherever it is mounted (hybrid systems: /sys/fs/cgroup/unified).
+  const capsa_cgroup_probe_t *cg = capsa_cgroup_probe();
+  printf("  %-28s %s%s%s\n", "cgroup v2", cg->mounted ? "yes (" : "no",
+         cg->mounted ? cg->mount : "", cg->mounted ? ")" : "");
+  // What a host would limit renderers with here (host/capsa_host.h).
+  char cg_why[320];
+  if (capsa_cgroup_probe_check(cg, CAPSA_CGROUP_MEMORY | CAPSA_CGROUP_PIDS,
+                               cg_why, sizeof cg_why) == 0)
+    printf("  %-28s cgroup v2 (%s: memory, pids)\n", "renderer limits",
+           cg->dir);
+  else
+    printf("  %-28s rlimits (cgroup v2: %s)\n", "renderer limits", cg_why);
   printf("  %-28s %s\n", "x32 syscall ABI",
          f->x32_abi ? "yes (filtered)" : "no");
   printf("\ncapability mode here\n");
