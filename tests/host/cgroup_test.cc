@@ -699,4 +699,30 @@ TEST(HostLimits, RendererLivesInItsOwnCgroupAndItIsRemoved) {
   EXPECT_EQ(0, rmdir(parent.c_str())) << strerror(errno);
 }
 
+// `capsa doctor` says which limits a host would use here, and why.
+TEST(HostLimits, DoctorSaysWhichLimitsAndWhy) {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  ASSERT_GT(n, 0);
+  exe[n] = 0;
+  std::string capsa =
+      std::string(exe).substr(0, std::string(exe).rfind('/')) + "/capsa";
+  if (access(capsa.c_str(), X_OK) != 0) GTEST_SKIP() << "no capsa binary";
+  std::string out;
+  FILE *f = popen((capsa + " doctor 2>/dev/null").c_str(), "r");
+  ASSERT_NE(nullptr, f);
+  char buf[1024];
+  while (fgets(buf, sizeof buf, f)) out += buf;
+  pclose(f);
+  char why[320];
+  const capsa_cgroup_probe_t *p = capsa_cgroup_probe();
+  int check = capsa_cgroup_probe_check(
+      p, CAPSA_CGROUP_MEMORY | CAPSA_CGROUP_PIDS, why, sizeof why);
+  std::string want =
+      check == 0 ? std::string("cgroup v2 (") + p->dir + ": memory, pids)\n"
+                 : std::string("rlimits (cgroup v2: ") + why + ")\n";
+  EXPECT_NE(std::string::npos, out.find("renderer limits              " + want))
+      << out;
+}
+
 }  // namespace
