@@ -535,7 +535,27 @@ TEST(CgroupReal, PidsMaxRefusesForksAndIsCounted) {
 
 // --- the host -------------------------------------------------------------
 
-int Quiet(capsa_rctx_t *, capsa_msg_t *) {
+// "alloc": 256 MiB touched; "fork": four children that wait (a refused
+// fork ends the renderer with the error). Anything else: nothing.
+int Quiet(capsa_rctx_t *, capsa_msg_t *m) {
+  std::string cmd(reinterpret_cast<const char *>(m->u.load_content.data.data),
+                  m->u.load_content.data.len);
+  if (cmd == "alloc") {
+    size_t n = 256u << 20;
+    char *p = static_cast<char *>(malloc(n));
+    if (!p) return -ENOMEM;
+    memset(p, 1, n);
+    free(p);
+  } else if (cmd == "fork") {
+    for (int i = 0; i < 4; i++) {
+      pid_t k = fork();
+      if (k == 0) {
+        pause();
+        _exit(0);
+      }
+      if (k < 0) return -errno;
+    }
+  }
   return 0;
 }
 const capsa_renderer_handlers_t kQuiet = {"quiet", nullptr, Quiet, nullptr};
@@ -548,6 +568,9 @@ struct HostRun {
   capsa_renderer_t *r = nullptr;
   pid_t pid = -1;
   std::string cgroup_at_ready;
+  std::string send_on_ready;  // a command instead of killing it at READY
+  uint64_t limit_processes = 0;
+  std::string limit_text;  // CAPSA_EV_LIMIT's
 
   HostRun() {
     uv_loop_init(&loop);
@@ -562,8 +585,18 @@ struct HostRun {
             s->pid = capsa_renderer_pid(ev->renderer);
             s->cgroup_at_ready =
                 ReadFile("/proc/" + std::to_string(s->pid) + "/cgroup");
-            capsa_renderer_kill(ev->renderer);
+            if (s->send_on_ready.empty()) {
+              capsa_renderer_kill(ev->renderer);
+            } else {
+              capsa_msg_t m;
+              capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
+              m.u.load_content.data = {
+                  reinterpret_cast<const uint8_t *>(s->send_on_ready.data()),
+                  s->send_on_ready.size()};
+              capsa_renderer_send(ev->renderer, &m);
+            }
           }
+          if (ev->type == CAPSA_EV_LIMIT) s->limit_text = ev->text;
           if (ev->type == CAPSA_EV_CLOSED) s->closed = true;
         });
     if (err < 0) return err;
@@ -571,6 +604,7 @@ struct HostRun {
     capsa_kind_options_t k;
     capsa_kind_options_init(&k, "quiet", capsa_renderer_main, (void *)&kQuiet);
     k.limit_memory = limit_memory;
+    k.limit_processes = limit_processes;
     if (capsa_host_define_kind(&host, &k) < 0) return -EINVAL;
     return capsa_host_start(&host);
   }
@@ -696,6 +730,47 @@ TEST(HostLimits, RendererLivesInItsOwnCgroupAndItIsRemoved) {
         << s.cgroup_at_ready << " want " << want;
   }
   // Only the parent is left, empty: rmdir succeeds.
+  EXPECT_EQ(0, rmdir(parent.c_str())) << strerror(errno);
+}
+
+// Where the controllers are in cgroup v2: the kernel's own evidence
+// reaches the embedder as the limit, through the host.
+TEST(HostLimits, CgroupMemoryLimitIsReportedFromMemoryEvents) {
+  std::string why;
+  std::string parent = ParentWith(CAPSA_CGROUP_MEMORY, "-hmem", &why);
+  if (parent.empty())
+    GTEST_SKIP() << "no memory controller in cgroup v2: " << why;
+  {
+    HostRun s;
+    s.opts.cgroups = CAPSA_CGROUPS_REQUIRED;
+    s.opts.cgroup_parent = parent.c_str();
+    s.send_on_ready = "alloc";
+    ASSERT_EQ(0, s.Start(64u << 20));
+    capsa_renderer_t *r;
+    ASSERT_EQ(0, capsa_host_spawn(&s.host, 0, nullptr, &r));
+    ASSERT_TRUE(s.RunUntil([&] { return s.closed; }));
+    EXPECT_EQ("memory (cgroup memory.max)", s.limit_text);
+  }
+  EXPECT_EQ(0, rmdir(parent.c_str())) << strerror(errno);
+}
+
+TEST(HostLimits, CgroupPidsLimitIsReportedFromPidsEvents) {
+  std::string why;
+  std::string parent = ParentWith(CAPSA_CGROUP_PIDS, "-hpids", &why);
+  if (parent.empty())
+    GTEST_SKIP() << "no pids controller in cgroup v2: " << why;
+  {
+    HostRun s;
+    s.opts.cgroups = CAPSA_CGROUPS_REQUIRED;
+    s.opts.cgroup_parent = parent.c_str();
+    s.send_on_ready = "fork";
+    s.limit_processes = 2;
+    ASSERT_EQ(0, s.Start(0));
+    capsa_renderer_t *r;
+    ASSERT_EQ(0, capsa_host_spawn(&s.host, 0, nullptr, &r));
+    ASSERT_TRUE(s.RunUntil([&] { return s.closed; }));
+    EXPECT_EQ("processes (cgroup pids.max)", s.limit_text);
+  }
   EXPECT_EQ(0, rmdir(parent.c_str())) << strerror(errno);
 }
 
