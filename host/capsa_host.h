@@ -258,8 +258,14 @@ unsigned capsa_renderer_restarts(const capsa_renderer_t *r);
 int capsa_renderer_check_pid(pid_t pid, unsigned expect_ns,
                              capsa_renderer_check_t *out);
 
-// What the launcher gives renderers here, one line ("namespaces: user=yes
-// ... root=empty-ro; zygote pid N"). Valid after start.
+// What the launcher gives renderers here, one line ("user=yes pid=yes ...
+// root=empty-ro fds=closed zygote=capmode-stage"): the namespaces, and what
+// the zygote holds itself to - the kinds' capability-mode stage (one policy
+// serves every kind), else the capability-mode baseline (what no policy may
+// ever allow; "zygote=baseline(N refused)"), else nothing
+// ("zygote=no-filter": the kernel does not report seccomp filter counts, so
+// the host could not tell a renderer's own filter from an inherited one).
+// Valid after start.
 int capsa_host_sandbox_summary(const capsa_host_t *host, char *buf, size_t len);
 // How renderer limits are enforced, one line: "limits: cgroup v2 (DIR:
 // memory,pids)" or "limits: rlimits (cgroup v2: WHY NOT)". Valid after

@@ -472,8 +472,11 @@ static void prepare_check(struct capsa_host_renderer *r) {
   capsa_renderer_check_t *c = &r->check;
   memset(c, 0, sizeof *c);
   c->ns_expected = expected_namespaces(h, r->kind);
-  if (h->zkinds[r->kind].capmode && h->zygote_filters >= 0)
-    c->filters_expected = (h->zygote.staged ? h->zygote_filters : 0) + 1;
+  // Whatever the zygote holds (its stage, or its baseline when it cannot
+  // stage), a renderer inherits: it must show one filter of its own more.
+  // Known only when the kernel reports the count (then the zygote may take a
+  // baseline at all, see host/zygote.c).
+  if (h->zygote_filters >= 0) c->filters_expected = h->zygote_filters + 1;
   capsa_ns_ids ids;
   int err = h->self_ns_err;
   if (err == 0) err = capsa_ns_ids_of(r->pid, &ids);
@@ -768,7 +771,14 @@ int capsa_host_sandbox_summary(const capsa_host_t *host, char *buf,
   rep.requested = h->opts.namespaces_wanted;
   char line[256];
   capsa_ns_report_format(&rep, line, sizeof line);
-  return snprintf(buf, len, "%s", line);
+  // What the zygote itself (and so every renderer before its own policy)
+  // is held to: the kinds' stage, the baseline, or only the above.
+  if (h->zygote.staged)
+    return snprintf(buf, len, "%s zygote=capmode-stage", line);
+  if (h->zygote.baseline)
+    return snprintf(buf, len, "%s zygote=baseline(%u refused)", line,
+                    h->zygote.baseline);
+  return snprintf(buf, len, "%s zygote=no-filter", line);
 }
 
 int capsa_host_limits_summary(const capsa_host_t *host, char *buf, size_t len) {

@@ -19,6 +19,7 @@
 #include "host/fd_passing.h"
 #include "host/fork_guard.h"
 #include "ipc/loop.h"
+#include "sandbox/seccomp.h"
 
 #define ZYGOTE_TIMEOUT_MS 5000
 #define CTRL_FD 3
@@ -40,7 +41,8 @@ struct reply {
 
 struct ready {
   int32_t status;
-  int32_t staged;  // 1: renderers take only the final capability-mode step
+  int32_t staged;    // 1: renderers take only the final capability-mode step
+  int32_t baseline;  // not staged: syscalls the zygote's baseline refuses
   int32_t kind_error[CAPSA__ZYGOTE_MAX_KINDS];
   struct capsa_capmode_report capmode[CAPSA__ZYGOTE_MAX_KINDS];
 };
@@ -48,6 +50,10 @@ struct ready {
 struct boot {
   const struct capsa__zygote_kind *kinds;
   unsigned nkinds;
+  // The host can tell a renderer's own filter from the zygote's (the kernel
+  // reports Seccomp_filters): only then may a baseline go under renderers
+  // that do not stage, or one without capability mode would look filtered.
+  bool baseline_ok;
 };
 
 // --- in the zygote ----------------------------------------------------------
@@ -276,6 +282,30 @@ static void enter_stage(void) {
   g_ready.staged = 1;
 }
 
+// Not staged (the kinds' policies differ, or one has none): each renderer
+// enters its own policy in full, and the zygote takes the capability-mode
+// baseline (sandbox/capmode.h): what no policy may ever allow stays refused
+// for the zygote and everything it forks. Kept: what a renderer calls on its
+// way into its own policy (capabilities dropped, its own Landlock domain).
+static const char *const kBaselineKeep[] = {
+    "capset",                   // capsa_ns_fork's child drops capabilities
+    "landlock_create_ruleset",  // ABI probe on entry
+    "landlock_add_rule",        // (Landlock calls can only restrict)
+    "landlock_restrict_self",   // each renderer's own domain
+};
+
+static void enter_baseline(bool ok) {
+  if (g_ready.staged || !ok) return;
+  struct capsa_bpf bpf;
+  unsigned refused = 0;
+  if (capsa_capmode_baseline_compile(
+          kBaselineKeep, sizeof kBaselineKeep / sizeof kBaselineKeep[0], &bpf,
+          &refused) < 0)
+    return;  // reported: baseline 0
+  if (capsa_bpf_install(&bpf, 0) == 0) g_ready.baseline = (int32_t)refused;
+  capsa_bpf_free(&bpf);
+}
+
 // What renderer_start reports for kind k once it has entered its policy
 // (a renderer that fails to enter exits instead of reporting).
 static void format_report(unsigned k) {
@@ -349,6 +379,7 @@ static int zygote_main(void *arg) {
     if (fcntl(fd, F_GETFD) >= 0) g_policy_fds[g_npolicy_fds++] = fd;
   // After the scan: renderers do not need the stage's own ruleset.
   enter_stage();
+  enter_baseline(b->baseline_ok);
   for (unsigned k = 0; k < g_nkinds; k++) format_report(k);
   if (capsa__send_fd(CTRL_FD, &g_ready, sizeof g_ready, -1) < 0) return 1;
   // Fork with a compact heap: free chunks the zygote (a copy of the host)
@@ -376,6 +407,18 @@ static int zygote_main(void *arg) {
 }
 
 // --- in the host ------------------------------------------------------------
+
+// Whether /proc/PID/status says how many filters a process has (Linux 5.9).
+static bool seccomp_filters_visible(void) {
+  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[4096];
+  ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return false;
+  text[n] = 0;
+  return strstr(text, "\nSeccomp_filters:") != NULL;
+}
 
 int capsa__zygote_start(capsa__zygote *z,
                         const struct capsa__zygote_kind *kinds, unsigned nkinds,
@@ -406,7 +449,7 @@ int capsa__zygote_start(capsa__zygote *z,
   if (err == 0 && stderr_fd >= 0)
     err = capsa_ns_policy_keep_fd(p, stderr_fd, 2);
   if (err == 0) err = capsa_ns_policy_set_keep_caps(p, true);
-  struct boot b = {kinds, nkinds};
+  struct boot b = {kinds, nkinds, seccomp_filters_visible()};
   struct capsa_ns_report rep;
   memset(&rep, 0, sizeof rep);
   struct capsa_ns_child c;
@@ -429,6 +472,7 @@ int capsa__zygote_start(capsa__zygote *z,
     return n < 0 ? (int)n : -EPROTO;
   }
   z->staged = rd.staged == 1;
+  z->baseline = rd.baseline > 0 ? (unsigned)rd.baseline : 0;
   for (unsigned k = 0; k < nkinds; k++) {
     z->kind_error[k] = rd.kind_error[k];
     z->capmode[k] = rd.capmode[k];

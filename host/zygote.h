@@ -94,6 +94,9 @@ typedef struct capsa__zygote {
   // The zygote is in the kinds' capability-mode launcher stage: renderers
   // take only the final step (see the comment at the top).
   bool staged;
+  // Not staged: how many syscalls the zygote's capability-mode baseline
+  // refuses for itself and every renderer (0: none installed).
+  unsigned baseline;
 } capsa__zygote;
 
 // Starts the zygote. `kinds` (borrowed; the zygote keeps its copy of the

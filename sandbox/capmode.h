@@ -228,6 +228,21 @@ struct capsa_capmode_report {
   bool complete;  // every layer capability mode needs is enforced
 };
 
+// --- Baseline: what no capability-mode policy can ever allow ---
+// A launcher that cannot stage (its children's policies differ) can still
+// refuse, for itself and everything it forks, what the table refuses outright
+// and no policy may re-allow (capsa_capmode_policy_allow: -EPERM): ptrace,
+// execve, mount, bpf, io_uring, module loading, set*id, ... Compiles a
+// default-allow filter giving those syscalls the table's own answer, except
+// the names in `keep` (what the launcher and its children still call before
+// entering their policy; borrowed). Stacked under any policy it takes away
+// nothing the policy allows. *out is owned by the caller (capsa_bpf_free);
+// *refused (may be NULL) counts the syscalls refused. 0 or -errno: -ENOENT
+// for a name libseccomp does not know, -EINVAL for bad arguments.
+struct capsa_bpf;
+int capsa_capmode_baseline_compile(const char *const *keep, unsigned nkeep,
+                                   struct capsa_bpf *out, unsigned *refused);
+
 // Fills *out (owned by the caller) for a compiled policy. -EINVAL otherwise.
 int capsa_capmode_policy_report(const capsa_capmode_policy *p,
                                 struct capsa_capmode_report *out);

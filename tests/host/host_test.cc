@@ -467,14 +467,37 @@ TEST_F(HostTest, StagedZygoteRowsAreRefusedInRenderers) {
   EXPECT_TRUE(f_.checks[r].ok) << f_.checks[r].why;
 }
 
-// A kind without capability mode: no stage can serve it, so the zygote
-// stays outside capability mode and each renderer enters on its own.
+// A kind without capability mode: no stage can serve it, so each renderer
+// enters its own policy in full, and the zygote holds itself (and so every
+// renderer) to the capability-mode baseline: what no policy may ever allow.
 TEST_F(HostTest, ZygoteIsNotStagedWhenAKindIsUnsandboxed) {
-  Kind("plain");
+  int plain = Kind("plain");
   Kind("none", [](capsa_kind_options_t *o) { o->no_capmode = true; });
   ASSERT_EQ(0, capsa_host_start(&f_.host));
   std::string status = ReadProcStatus(capsa_host_zygote_pid(&f_.host));
-  EXPECT_NE(std::string::npos, status.find("\nSeccomp:\t0")) << status;
+  char line[256];
+  ASSERT_GT(capsa_host_sandbox_summary(&f_.host, line, sizeof line), 0);
+  if (status.find("\nSeccomp_filters:") == std::string::npos) {
+    // The host could not tell a renderer's filter from the zygote's.
+    EXPECT_NE(std::string::npos, status.find("\nSeccomp:\t0")) << status;
+    EXPECT_NE(nullptr, strstr(line, "zygote=no-filter")) << line;
+    GTEST_SKIP() << "kernel does not report Seccomp_filters: no baseline";
+  }
+  EXPECT_NE(std::string::npos, status.find("\nSeccomp:\t2")) << status;
+  EXPECT_NE(std::string::npos, status.find("\nSeccomp_filters:\t1")) << status;
+  EXPECT_NE(nullptr, strstr(line, "zygote=baseline(")) << line;
+  // A renderer of the sandboxed kind: its full policy on top, seen from
+  // outside as one filter more than the zygote's.
+  capsa_renderer_t *r = Spawn(plain, "open|launcher-rows");
+  ASSERT_TRUE(RunUntil([&] { return Logs().size() >= 2; }, 10000)) << Dump();
+  EXPECT_TRUE(f_.checks[r].ok) << f_.checks[r].why;
+  EXPECT_EQ(2, f_.checks[r].filters_expected);
+  EXPECT_GE(f_.checks[r].seccomp_filters, 2);
+  EXPECT_EQ("open=-1 errno=" + std::to_string(ECAPMODE), Logs()[0]);
+  std::string e = std::to_string(ECAPMODE);
+  EXPECT_EQ("capset=-1/" + e + " clone_newpid=-1/" + e + " landlock=-1/" + e +
+                " ambient=-1/" + e,
+            Logs()[1]);
 }
 
 TEST_F(HostTest, OutsideCheckOfAnUnsandboxedProcessFails) {
@@ -495,8 +518,19 @@ TEST_F(HostTest, RendererWithoutCapabilityModeIsRefused) {
   EXPECT_FALSE(Saw(CAPSA_EV_READY)) << Dump();
   const Ev *e = Find(CAPSA_EV_SANDBOX_REFUSED);
   ASSERT_NE(nullptr, e) << Dump();
-  EXPECT_NE(std::string::npos, e->text.find("seccomp mode 0")) << e->text;
-  EXPECT_EQ(0, f_.checks[r].seccomp_mode);
+  // Refused from outside whatever it claims: without a filter of its own
+  // (seccomp mode 0), or, under the zygote's baseline, with only the
+  // zygote's filter (it never took a step of its own).
+  std::string status = ReadProcStatus(capsa_host_zygote_pid(&f_.host));
+  if (status.find("\nSeccomp:\t2") == std::string::npos) {
+    EXPECT_NE(std::string::npos, e->text.find("seccomp mode 0")) << e->text;
+    EXPECT_EQ(0, f_.checks[r].seccomp_mode);
+  } else {
+    EXPECT_NE(std::string::npos, e->text.find("final step missing")) << e->text;
+    EXPECT_EQ(2, f_.checks[r].seccomp_mode);
+    EXPECT_EQ(1, f_.checks[r].seccomp_filters);
+    EXPECT_EQ(2, f_.checks[r].filters_expected);
+  }
   EXPECT_FALSE(Saw(CAPSA_EV_RESTARTED));
 }
 
