@@ -3,6 +3,7 @@
 // messages, restarts). See host/capsa_host.h.
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +188,9 @@ static int limits_setup(struct capsa__host_impl *h) {
   if (!h->cg_active && h->opts.cgroups == CAPSA_CGROUPS_REQUIRED)
     return err < 0 ? err : -EOPNOTSUPP;
   for (unsigned i = 0; h->cg_active && i < h->nkinds; i++) {
+    // A spare runs (and may allocate and fork) before it is claimed and
+    // moved into its cgroup: its rlimits stay, as the backstop until then.
+    if (h->kinds[i].keep_spare) continue;
     if (h->kinds[i].limit_memory) h->zkinds[i].limit_as = 0;
     if (h->kinds[i].limit_processes) h->zkinds[i].limit_nproc = 0;
   }
@@ -202,10 +206,17 @@ static int limits_enter(struct capsa_host_renderer *r, pid_t pid) {
   if (!h->cg_active ||
       (!kind_controllers(k) && h->opts.cgroups != CAPSA_CGROUPS_REQUIRED))
     return 0;
-  char name[64];
-  snprintf(name, sizeof name, "capsa-%d-%u", (int)getpid(), ++h->cg_seq);
+  // Unique in this process across hosts and restarts; a name left behind
+  // by an earlier process with our pid is skipped.
+  static atomic_uint seq;
   capsa_cgroup_t *cg;
-  int err = capsa_cgroup_new(h->cg_parent, name, &cg);
+  int err = -EEXIST;
+  for (int i = 0; i < 16 && err == -EEXIST; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "capsa-%d-%u", (int)getpid(),
+             atomic_fetch_add(&seq, 1) + 1);
+    err = capsa_cgroup_new(h->cg_parent, name, &cg);
+  }
   if (err < 0) return err;
   if (k->limit_memory) err = capsa_cgroup_set_memory_max(cg, k->limit_memory);
   if (err == 0 && k->limit_processes)
@@ -221,12 +232,50 @@ static int limits_enter(struct capsa_host_renderer *r, pid_t pid) {
   return 0;
 }
 
+#define CG_RETRY_MS 20
+#define CG_RETRIES 50
+
+// Kills what is left in each busy cgroup and tries rmdir again; gives up on
+// one (the directory stays, empty of capsa's renderer) after CG_RETRIES, or
+// at once when `final` (the host is closing).
+static void cg_busy_sweep(struct capsa__host_impl *h, bool final) {
+  unsigned kept = 0;
+  for (unsigned i = 0; i < h->ncg_busy; i++) {
+    capsa_cgroup_t *cg = h->cg_busy[i];
+    capsa_cgroup_kill(cg);
+    if (capsa_cgroup_remove(cg) == -EBUSY && !final &&
+        h->cg_busy_tries[i] + 1 < CG_RETRIES) {
+      h->cg_busy_tries[kept] = h->cg_busy_tries[i] + 1;
+      h->cg_busy[kept++] = cg;
+      continue;
+    }
+    capsa_cgroup_free(cg);
+  }
+  h->ncg_busy = kept;
+  if (kept == 0) uv_timer_stop(&h->closer);
+}
+
+static void on_cg_retry(uv_timer_t *t) {
+  cg_busy_sweep(t->data, false);
+}
+
 // Removes the incarnation's cgroup (its renderer was reaped). A descendant
-// just killed may keep it busy a moment: then once more when the handles
-// are closed (last_try), after which the directory is left behind.
+// just killed may keep it busy a moment: once more when the handles are
+// closed (last_try), then from a timer for about a second.
 static void limits_release(struct capsa_host_renderer *r, bool last_try) {
   if (!r->cg) return;
-  if (capsa_cgroup_remove(r->cg) == -EBUSY && !last_try) return;
+  struct capsa__host_impl *h = r->h;
+  if (capsa_cgroup_remove(r->cg) == -EBUSY) {
+    if (!last_try) return;
+    if (h->ncg_busy < CAPSA__CG_BUSY_MAX) {
+      h->cg_busy_tries[h->ncg_busy] = 0;
+      h->cg_busy[h->ncg_busy++] = r->cg;
+      r->cg = NULL;
+      if (h->ncg_busy == 1)
+        uv_timer_start(&h->closer, on_cg_retry, CG_RETRY_MS, CG_RETRY_MS);
+      return;
+    }
+  }
   capsa_cgroup_free(r->cg);
   r->cg = NULL;
 }
@@ -356,6 +405,10 @@ static unsigned expected_namespaces(const struct capsa__host_impl *h,
 }
 
 static void on_hello(struct capsa_host_renderer *r, const capsa_msg_t *m) {
+  // Already reaped (its HELLO read while draining): its pid may name
+  // another process now, so there is nothing to check or serve; its exit is
+  // what gets reported.
+  if (r->exited) return;
   capsa_renderer_check_t check = r->check;
   int err = r->check_err;
   if (err == 0) err = capsa__check_status(r->pid, &check);
@@ -458,10 +511,17 @@ static int start_zygote(struct capsa__host_impl *h) {
   // then wants one more, the renderer's final step.
   capsa_renderer_check_t z;
   memset(&z, 0, sizeof z);
-  h->zygote_filters = err == 0 && capsa__check_status(h->zygote.pid, &z) == 0
-                          ? z.seccomp_filters
-                          : -1;
-  return err;
+  h->zygote_filters = -1;
+  if (err < 0) return err;
+  int serr = capsa__check_status(h->zygote.pid, &z);
+  if (serr < 0 && (h->zygote.staged || h->zygote.baseline)) {
+    // Fail closed: without the zygote's count, a renderer that never took
+    // a step of its own would pass the outside check on inherited filters.
+    capsa__zygote_stop(&h->zygote);
+    return serr;
+  }
+  if (serr == 0) h->zygote_filters = z.seccomp_filters;
+  return 0;
 }
 
 // The first half of the outside check, while the renderer starts: its
@@ -531,6 +591,7 @@ static int launch(struct capsa_host_renderer *r) {
   if (err < 0) {
     close(sv[0]);
     launch_failed_cleanup(c.pidfd);
+    limits_release(r, true);
     return err;
   }
   r->ch.data = r;
@@ -825,6 +886,7 @@ static void on_closer_closed(uv_handle_t *hd) {
 }
 
 static void finish_close(struct capsa__host_impl *h) {
+  cg_busy_sweep(h, true);
   capsa__zygote_stop(&h->zygote);
   capsa__broker_free_fonts(h);
   uv_close((uv_handle_t *)&h->closer, on_closer_closed);

@@ -10,6 +10,7 @@
 
 #define CAPSA__MAX_KINDS CAPSA__ZYGOTE_MAX_KINDS
 #define CAPSA__FONTS 3  // regular, bold, mono
+#define CAPSA__CG_BUSY_MAX 32
 
 enum capsa__rstate { R_STARTING, R_READY, R_DYING };
 
@@ -64,14 +65,18 @@ struct capsa__host_impl {
   // when cg_active, else rlimits because of limits_why.
   bool cg_active;
   unsigned cg_controllers;
-  unsigned cg_seq;
   char cg_parent[512];
   char limits_why[320];
+  // Cgroups of reaped renderers still busy (a killed descendant still
+  // exiting): rmdir retried from `closer` until empty, for about a second.
+  capsa_cgroup_t *cg_busy[CAPSA__CG_BUSY_MAX];
+  unsigned cg_busy_tries[CAPSA__CG_BUSY_MAX];
+  unsigned ncg_busy;
   capsa_shm_region_t fonts[CAPSA__FONTS];
   size_t font_len[CAPSA__FONTS];
   struct capsa_host_renderer *renderers;
   unsigned live;
-  uv_timer_t closer;
+  uv_timer_t closer;  // the last handle closed; also the cg_busy retries
   capsa_host_close_cb close_cb;
 };
 

@@ -30,11 +30,21 @@ int capsa__check_status(pid_t pid, capsa_renderer_check_t *out) {
   snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) return errno == ENOENT ? -ESRCH : -errno;
-  char text[4096];
-  ssize_t n = read(fd, text, sizeof text - 1);
-  int e = errno;
+  // Whole: a long Groups: line (many supplementary groups) must not push
+  // the fields we need out of the buffer.
+  char text[16384];
+  size_t n = 0;
+  int e = 0;
+  while (n < sizeof text - 1) {
+    ssize_t r = read(fd, text + n, sizeof text - 1 - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) e = errno;
+    if (r <= 0) break;
+    n += (size_t)r;
+  }
   close(fd);
-  if (n <= 0) return n < 0 ? -e : -ESRCH;
+  if (e) return -e;
+  if (n == 0) return -ESRCH;
   text[n] = 0;
   out->seccomp_mode = status_field(text, "Seccomp");
   out->no_new_privs = status_field(text, "NoNewPrivs");

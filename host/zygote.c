@@ -18,6 +18,7 @@
 
 #include "host/fd_passing.h"
 #include "host/fork_guard.h"
+#include "host/host_internal.h"
 #include "ipc/loop.h"
 #include "sandbox/seccomp.h"
 
@@ -410,14 +411,9 @@ static int zygote_main(void *arg) {
 
 // Whether /proc/PID/status says how many filters a process has (Linux 5.9).
 static bool seccomp_filters_visible(void) {
-  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  char text[4096];
-  ssize_t n = read(fd, text, sizeof text - 1);
-  close(fd);
-  if (n <= 0) return false;
-  text[n] = 0;
-  return strstr(text, "\nSeccomp_filters:") != NULL;
+  capsa_renderer_check_t own;
+  memset(&own, 0, sizeof own);
+  return capsa__check_status(getpid(), &own) == 0 && own.seccomp_filters >= 0;
 }
 
 int capsa__zygote_start(capsa__zygote *z,

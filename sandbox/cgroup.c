@@ -445,24 +445,56 @@ int capsa_cgroup_events(capsa_cgroup_t *cg, capsa_cgroup_events_t *out) {
   return 0;
 }
 
+// SIGKILL to every pid listed in cgroup.procs, read whole in chunks (a
+// number split between two reads is carried over, never cut into another
+// pid). Returns how many pids were listed, or -errno.
+static int kill_listed(int dfd) {
+  int fd = openat(dfd, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  char buf[4096];
+  long pid = -1;  // digits seen so far; -1: none
+  int listed = 0, err = 0;
+  for (;;) {
+    ssize_t r = read(fd, buf, sizeof buf);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) err = -errno;
+    if (r <= 0) break;
+    for (ssize_t i = 0; i < r; i++) {
+      char ch = buf[i];
+      if (ch >= '0' && ch <= '9') {
+        pid = (pid < 0 ? 0 : pid) * 10 + (ch - '0');
+        if (pid > 0x3fffffff) pid = 0x40000000;  // not a pid; never wraps
+      } else {
+        if (pid > 0 && pid < 0x40000000) {
+          kill((pid_t)pid, SIGKILL);
+          listed++;
+        }
+        pid = -1;
+      }
+    }
+  }
+  if (pid > 0 && pid < 0x40000000 && err == 0) {
+    kill((pid_t)pid, SIGKILL);
+    listed++;
+  }
+  close(fd);
+  return err < 0 ? err : listed;
+}
+
 int capsa_cgroup_kill(capsa_cgroup_t *cg) {
   if (!cg) return -EINVAL;
   int err = write_small(cg->dfd, "cgroup.kill", "1");
   if (err != -ENOENT) return err;
-  // Before Linux 5.14: one pid at a time (a fork in between may escape one
-  // round; callers kill the tree's root by pidfd as well).
-  char buf[4096];
-  int n = read_small(cg->dfd, "cgroup.procs", buf, sizeof buf);
-  if (n < 0) return n;
-  for (char *p = buf; *p;) {
-    char *end;
-    long pid = strtol(p, &end, 10);
-    if (end == p) break;
-    if (pid > 0) kill((pid_t)pid, SIGKILL);
-    p = end;
-    while (*p == '\n') p++;
+  // Before Linux 5.14: pid by pid. A process forked between reading the
+  // list and the kill escapes one round, so rounds go on until a read finds
+  // the cgroup empty (killed processes leave cgroup.procs once they exit,
+  // so a round may list them again: bounded).
+  for (int round = 0; round < 64; round++) {
+    int n = kill_listed(cg->dfd);
+    if (n <= 0) return n;
+    if (round) usleep(1000);
   }
-  return 0;
+  return -EBUSY;
 }
 
 int capsa_cgroup_remove(capsa_cgroup_t *cg) {

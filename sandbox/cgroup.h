@@ -147,7 +147,9 @@ typedef struct capsa_cgroup_event_counts {
 int capsa_cgroup_events(capsa_cgroup_t *cg, capsa_cgroup_events_t *out);
 
 // Kills every process in the cgroup: cgroup.kill (Linux >= 5.14), else
-// SIGKILL to each pid of cgroup.procs. 0 or -errno.
+// SIGKILL to each pid of cgroup.procs, round after round until the list is
+// empty. 0, or -errno; -EBUSY when processes were still listed after the
+// rounds (they keep forking, or are slow to exit).
 int capsa_cgroup_kill(capsa_cgroup_t *cg);
 
 // rmdir: only once its processes are gone and reaped (-EBUSY before).

@@ -289,6 +289,42 @@ TEST(CgroupObject, ApplyAndEventsFileProtocol) {
   RemoveTree(d);
 }
 
+// Before Linux 5.14 there is no cgroup.kill: pid by pid from cgroup.procs,
+// read whole (a list longer than one read must not be cut mid-number), round
+// after round until the list is empty. Here the list is a plain file that
+// never empties: every listed child is killed, and the call says -EBUSY.
+TEST(CgroupObject, KillWithoutCgroupKillGoesPidByPid) {
+  std::string d = TempDir();
+  capsa_cgroup_t *cg;
+  ASSERT_EQ(0, capsa_cgroup_new(d.c_str(), "r", &cg));
+  pid_t kids[3];
+  for (pid_t &k : kids) {
+    k = fork();
+    if (k == 0) {
+      for (;;) pause();
+    }
+    ASSERT_GT(k, 0);
+  }
+  // ~8 KiB of our own children's pids: several reads, boundaries fall
+  // inside numbers.
+  std::string list;
+  while (list.size() < 8192)
+    for (pid_t k : kids) list += std::to_string(k) + "\n";
+  WriteFile(d + "/r/cgroup.procs", list);
+  EXPECT_EQ(-EBUSY, capsa_cgroup_kill(cg));
+  for (pid_t k : kids) {
+    int st = 0;
+    ASSERT_EQ(k, waitpid(k, &st, 0));
+    EXPECT_TRUE(WIFSIGNALED(st));
+    EXPECT_EQ(SIGKILL, WTERMSIG(st));
+  }
+  // An empty list: nothing to kill, done.
+  WriteFile(d + "/r/cgroup.procs", "");
+  EXPECT_EQ(0, capsa_cgroup_kill(cg));
+  capsa_cgroup_free(cg);
+  RemoveTree(d);
+}
+
 // Our own v2 cgroup, when we may create cgroups in it; else the reason.
 std::string WritableOwnCgroup() {
   const capsa_cgroup_probe_t *p = capsa_cgroup_probe();
