@@ -770,44 +770,40 @@ TEST(HostLimits, RendererLivesInItsOwnCgroupAndItIsRemoved) {
 }
 
 // Where the controllers are in cgroup v2: the kernel's own evidence
-// reaches the embedder as the limit, through the host.
-TEST(HostLimits, CgroupMemoryLimitIsReportedFromMemoryEvents) {
+// reaches the embedder as the limit, through the host. One renderer of a
+// kind limited by `controller` runs `command` until the limit ends it.
+void ExpectCgroupLimitReported(unsigned controller, const char *suffix,
+                               const char *command, uint64_t memory,
+                               unsigned processes, const char *want) {
   std::string why;
-  std::string parent = ParentWith(CAPSA_CGROUP_MEMORY, "-hmem", &why);
+  std::string parent = ParentWith(controller, suffix, &why);
   if (parent.empty())
-    GTEST_SKIP() << "no memory controller in cgroup v2: " << why;
+    GTEST_SKIP() << "no "
+                 << (controller == CAPSA_CGROUP_MEMORY ? "memory" : "pids")
+                 << " controller in cgroup v2: " << why;
   {
     HostRun s;
     s.opts.cgroups = CAPSA_CGROUPS_REQUIRED;
     s.opts.cgroup_parent = parent.c_str();
-    s.send_on_ready = "alloc";
-    ASSERT_EQ(0, s.Start(64u << 20));
+    s.send_on_ready = command;
+    s.limit_processes = processes;
+    ASSERT_EQ(0, s.Start(memory));
     capsa_renderer_t *r;
     ASSERT_EQ(0, capsa_host_spawn(&s.host, 0, nullptr, &r));
     ASSERT_TRUE(s.RunUntil([&] { return s.closed; }));
-    EXPECT_EQ("memory (cgroup memory.max)", s.limit_text);
+    EXPECT_EQ(want, s.limit_text);
   }
   EXPECT_EQ(0, rmdir(parent.c_str())) << strerror(errno);
 }
 
+TEST(HostLimits, CgroupMemoryLimitIsReportedFromMemoryEvents) {
+  ExpectCgroupLimitReported(CAPSA_CGROUP_MEMORY, "-hmem", "alloc", 64u << 20, 0,
+                            "memory (cgroup memory.max)");
+}
+
 TEST(HostLimits, CgroupPidsLimitIsReportedFromPidsEvents) {
-  std::string why;
-  std::string parent = ParentWith(CAPSA_CGROUP_PIDS, "-hpids", &why);
-  if (parent.empty())
-    GTEST_SKIP() << "no pids controller in cgroup v2: " << why;
-  {
-    HostRun s;
-    s.opts.cgroups = CAPSA_CGROUPS_REQUIRED;
-    s.opts.cgroup_parent = parent.c_str();
-    s.send_on_ready = "fork";
-    s.limit_processes = 2;
-    ASSERT_EQ(0, s.Start(0));
-    capsa_renderer_t *r;
-    ASSERT_EQ(0, capsa_host_spawn(&s.host, 0, nullptr, &r));
-    ASSERT_TRUE(s.RunUntil([&] { return s.closed; }));
-    EXPECT_EQ("processes (cgroup pids.max)", s.limit_text);
-  }
-  EXPECT_EQ(0, rmdir(parent.c_str())) << strerror(errno);
+  ExpectCgroupLimitReported(CAPSA_CGROUP_PIDS, "-hpids", "fork", 0, 2,
+                            "processes (cgroup pids.max)");
 }
 
 // `capsa doctor` says which limits a host would use here, and why.

@@ -25,6 +25,24 @@
 
 #include "renderer/runtime.h"
 
+// ASan reserves terabytes of shadow address space, so the zygote does not
+// apply RLIMIT_AS in asan builds (host/zygote.c): memory-limit tests skip.
+#if defined(__SANITIZE_ADDRESS__)
+#define CAPSA_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CAPSA_TEST_ASAN 1
+#endif
+#endif
+#ifdef CAPSA_TEST_ASAN
+#define SKIP_UNDER_ASAN_RLIMIT_AS() \
+  GTEST_SKIP() << "RLIMIT_AS is not applied under ASan"
+#else
+#define SKIP_UNDER_ASAN_RLIMIT_AS() \
+  do {                              \
+  } while (0)
+#endif
+
 namespace {
 
 // --- renderer side: one test kind driven by LOAD_CONTENT commands ---------
@@ -635,13 +653,7 @@ TEST_F(HostTest, CpuLimitIsReportedAsALimit) {
 }
 
 TEST_F(HostTest, MemoryAndDescriptorLimitsApply) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "RLIMIT_AS is not applied under ASan";
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  GTEST_SKIP() << "RLIMIT_AS is not applied under ASan";
-#endif
-#endif
+  SKIP_UNDER_ASAN_RLIMIT_AS();
   int limited = Kind("limited", [](capsa_kind_options_t *o) {
     o->limit_memory = 128u << 20;
     o->limit_open_files = 32;
@@ -672,13 +684,7 @@ static_assert(CAPSA_RENDERER_EXIT_NOMEM == CAPSA_HOST_EXIT_NOMEM,
 // Under rlimits the renderer's own -ENOMEM is what tells a memory limit from
 // any other handler error; it counts only for a kind that has the limit.
 TEST_F(HostTest, RendererOutOfMemoryIsReportedAsTheMemoryLimit) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "RLIMIT_AS is not applied under ASan";
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  GTEST_SKIP() << "RLIMIT_AS is not applied under ASan";
-#endif
-#endif
+  SKIP_UNDER_ASAN_RLIMIT_AS();
   int limited = Kind("limited", [](capsa_kind_options_t *o) {
     o->limit_memory = 128u << 20;
     o->heartbeat_ms = 0;
