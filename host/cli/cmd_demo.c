@@ -46,15 +46,21 @@ static void sandbox_cell(const struct capsa_cli_job *job, char *buf,
       if (ns[0]) strncat(ns, ",", sizeof ns - strlen(ns) - 1);
       strncat(ns, names[i], sizeof ns - strlen(ns) - 1);
     }
-  snprintf(buf, len, "seccomp=%d nnp=%d landlock=%d ns=%s",
-           job->check.seccomp_mode, job->check.no_new_privs,
+  // filters: the renderer's seccomp filters (its own on top of the
+  // zygote's), when the kernel reports the count.
+  char filters[24] = "";
+  if (job->check.seccomp_filters >= 0)
+    snprintf(filters, sizeof filters, " filters=%d",
+             job->check.seccomp_filters);
+  snprintf(buf, len, "seccomp=%d%s nnp=%d landlock=%d ns=%s",
+           job->check.seccomp_mode, filters, job->check.no_new_privs,
            (int)job->sandbox.landlock_abi, ns[0] ? ns : "none");
 }
 
 static void row(const struct capsa_cli_job *job, const char *outcome) {
   char sb[128];
   sandbox_cell(job, sb, sizeof sb);
-  printf("  %-8s %-52s %-52s %7.1f ms\n", job->kind, sb, outcome, job->ms);
+  printf("  %-8s %-62s %-52s %7.1f ms\n", job->kind, sb, outcome, job->ms);
 }
 
 int capsa_cmd_demo(int argc, char **argv) {
@@ -97,11 +103,13 @@ int capsa_cmd_demo(int argc, char **argv) {
       "capsa demo: three renderers, each in capability mode before its "
       "first byte of input\n");
   printf("launcher:  %s\n", line);
+  if (capsa_host_limits_summary(&h.host, line, sizeof line) > 0)
+    printf("%-10s %s\n", "limits:", line + strlen("limits: "));
   struct capsa_capmode_report cr;
   if (capsa_host_kind_report(&h.host, h.kind_page, &cr) == 0 &&
       capsa_capmode_report_format(&cr, false, line, sizeof line) > 0)
     printf("capmode:   %s\n", line);
-  printf("\n  %-8s %-52s %-52s %10s\n", "renderer",
+  printf("\n  %-8s %-62s %-52s %10s\n", "renderer",
          "sandbox (checked from outside)", "outcome", "time");
   int failures = 0;
 
