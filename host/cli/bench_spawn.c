@@ -19,6 +19,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,15 +76,18 @@ static int read_byte(int fd) {
 
 // --- baselines ----------------------------------------------------------
 
-static int one_fork_exec(const char *probe, double *us) {
+// fork, execve(argv) with stdout on a pipe (stderr to /dev/null when
+// `quiet`), until one byte comes back.
+static int fork_exec_until_byte(char *const argv[], bool quiet, double *us) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0) return -errno;
   double t0 = now_us();
   pid_t pid = fork();
   if (pid == 0) {
     dup2(p[1], 1);
-    char *argv[] = {(char *)probe, NULL};
-    execve(probe, argv, environ);
+    int devnull = quiet ? open("/dev/null", O_WRONLY) : -1;
+    if (devnull >= 0) dup2(devnull, 2);
+    execve(argv[0], argv, environ);
     _exit(127);
   }
   close(p[1]);
@@ -92,6 +96,11 @@ static int one_fork_exec(const char *probe, double *us) {
   close(p[0]);
   if (pid > 0) waitpid(pid, NULL, 0);
   return err;
+}
+
+static int one_fork_exec(const char *probe, double *us) {
+  char *argv[] = {(char *)probe, NULL};
+  return fork_exec_until_byte(argv, false, us);
 }
 
 static int one_posix_spawn(const char *probe, double *us) {
@@ -114,26 +123,10 @@ static int one_posix_spawn(const char *probe, double *us) {
 }
 
 static int one_bwrap(const char *bwrap, const char *probe, double *us) {
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) < 0) return -errno;
-  double t0 = now_us();
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(p[1], 1);
-    int devnull = open("/dev/null", O_WRONLY);
-    if (devnull >= 0) dup2(devnull, 2);  // bwrap's warnings
-    char *argv[] = {(char *)bwrap,   "--unshare-all", "--die-with-parent",
-                    "--ro-bind",     (char *)probe,   "/probe",
-                    "--new-session", "/probe",        NULL};
-    execve(bwrap, argv, environ);
-    _exit(127);
-  }
-  close(p[1]);
-  int err = pid < 0 ? -errno : read_byte(p[0]);
-  *us = now_us() - t0;
-  close(p[0]);
-  if (pid > 0) waitpid(pid, NULL, 0);
-  return err;
+  char *argv[] = {(char *)bwrap,   "--unshare-all", "--die-with-parent",
+                  "--ro-bind",     (char *)probe,   "/probe",
+                  "--new-session", "/probe",        NULL};
+  return fork_exec_until_byte(argv, true, us);  // quiet: bwrap's warnings
 }
 
 // --- capsa --------------------------------------------------------------
