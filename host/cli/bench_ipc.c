@@ -568,6 +568,18 @@ static double ratio(double a, double b) {
   return b > 0 ? a / b : 0;
 }
 
+// The median ratios a placement is judged by, in print order: channel sock /
+// raw socketpair, ring / raw shm, channel fast / raw shm, channel fast / raw
+// socketpair, channel sock / channel fast.
+enum { kRatioCount = 5 };
+static void placement_ratios(const placement_t *p, double r[kRatioCount]) {
+  r[0] = ratio(p->rt[kRtChan].med_us, p->rt[kRtRawSock].med_us);
+  r[1] = ratio(p->rt[kRtRing].med_us, p->rt[kRtRawShm].med_us);
+  r[2] = ratio(p->rt[kRtChanFast].med_us, p->rt[kRtRawShm].med_us);
+  r[3] = ratio(p->rt[kRtChanFast].med_us, p->rt[kRtRawSock].med_us);
+  r[4] = ratio(p->rt[kRtChan].med_us, p->rt[kRtChanFast].med_us);
+}
+
 int capsa_bench_ipc(int argc, char **argv) {
   int json = 0;
   opts_t o = {10000, 0, 0};
@@ -637,16 +649,14 @@ int capsa_bench_ipc(int argc, char **argv) {
           "},\"messages_per_s\":{\"raw socketpair\":%.0f,"
           "\"capsa ring\":%.0f},",
           p->mps_sock, p->mps_ring);
+      double r[kRatioCount];
+      placement_ratios(p, r);
       printf(
           "\"ratios\":{\"channel_sock_vs_raw_socketpair\":%.3f,"
           "\"ring_vs_raw_shm\":%.3f,\"channel_fast_vs_raw_shm\":%.3f,"
           "\"channel_fast_vs_raw_socketpair\":%.3f,"
           "\"channel_sock_vs_channel_fast\":%.3f}}",
-          ratio(p->rt[kRtChan].med_us, p->rt[kRtRawSock].med_us),
-          ratio(p->rt[kRtRing].med_us, p->rt[kRtRawShm].med_us),
-          ratio(p->rt[kRtChanFast].med_us, p->rt[kRtRawShm].med_us),
-          ratio(p->rt[kRtChanFast].med_us, p->rt[kRtRawSock].med_us),
-          ratio(p->rt[kRtChan].med_us, p->rt[kRtChanFast].med_us));
+          r[0], r[1], r[2], r[3], r[4]);
     }
     printf(
         "],\"bulk_gb_per_s\":{\"shm_region\":%.2f,\"memcpy\":%.2f,"
@@ -667,16 +677,14 @@ int capsa_bench_ipc(int argc, char **argv) {
       printf("  %-20s %8.2f %10.2f\n", kRtName[t], p->rt[t].min_us,
              p->rt[t].med_us);
     }
+    double r[kRatioCount];
+    placement_ratios(p, r);
     printf(
         "  ratios (median): channel sock / raw socketpair %.2fx, "
         "capsa ring / raw shm %.2fx,\n"
         "    channel fast / raw shm %.2fx, channel fast / raw socketpair "
         "%.2fx,\n    channel sock / channel fast %.1fx (fast path speed-up)\n",
-        ratio(p->rt[kRtChan].med_us, p->rt[kRtRawSock].med_us),
-        ratio(p->rt[kRtRing].med_us, p->rt[kRtRawShm].med_us),
-        ratio(p->rt[kRtChanFast].med_us, p->rt[kRtRawShm].med_us),
-        ratio(p->rt[kRtChanFast].med_us, p->rt[kRtRawSock].med_us),
-        ratio(p->rt[kRtChan].med_us, p->rt[kRtChanFast].med_us));
+        r[0], r[1], r[2], r[3], r[4]);
     printf(
         "  one-way stream: raw socketpair %.0f msg/s, capsa ring %.0f "
         "msg/s (%.1fx)\n",
