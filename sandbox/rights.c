@@ -58,6 +58,17 @@ static void entry_default(struct capsa__rights_entry *e) {
   e->fcntls = CAPSA_CAP_FCNTL_ALL;
 }
 
+// A copy of fd's recorded entry, or the unlimited default. Locked.
+static struct capsa__rights_entry entry_of(int fd) {
+  struct capsa__rights_entry e;
+  const struct capsa__rights_entry *cur = lookup(fd);
+  if (cur)
+    e = *cur;
+  else
+    entry_default(&e);
+  return e;
+}
+
 static bool entry_is_unlimited(const struct capsa__rights_entry *e) {
   capsa_rights_t all;
   capsa_rights_init_all(&all);
@@ -109,13 +120,7 @@ static int commit(int fd, struct capsa__rights_entry *next) {
 
 // capsa_rights_limit with the lock held.
 static int limit_locked(int fd, const capsa_rights_t *rights) {
-  struct capsa__rights_entry next;
-  struct capsa__rights_entry *cur = lookup(fd);
-  if (cur) {
-    next = *cur;
-  } else {
-    entry_default(&next);
-  }
+  struct capsa__rights_entry next = entry_of(fd);
   if (!capsa_rights_contains(&next.rights, rights))
     return -ENOTCAPABLE;  // rights only shrink
   if (memcmp(&next.rights, rights, sizeof *rights) == 0) return 0;
@@ -216,13 +221,7 @@ int capsa_ioctls_limit(int fd, const unsigned long *cmds, size_t ncmds) {
   for (size_t i = 0; i < n; i++)
     if (u == 0 || list[u - 1] != list[i]) list[u++] = list[i];
   lock();
-  struct capsa__rights_entry next;
-  struct capsa__rights_entry *cur = lookup(fd);
-  if (cur) {
-    next = *cur;
-  } else {
-    entry_default(&next);
-  }
+  struct capsa__rights_entry next = entry_of(fd);
   int err = 0;
   if (next.ioctls_limited) {
     for (size_t i = 0; i < u && err == 0; i++)
@@ -258,13 +257,7 @@ int capsa_fcntls_limit(int fd, uint32_t fcntlrights) {
   if ((fcntlrights & ~(uint32_t)CAPSA_CAP_FCNTL_ALL) != 0) return -EINVAL;
   if (!fd_valid(fd)) return -EBADF;
   lock();
-  struct capsa__rights_entry next;
-  struct capsa__rights_entry *cur = lookup(fd);
-  if (cur) {
-    next = *cur;
-  } else {
-    entry_default(&next);
-  }
+  struct capsa__rights_entry next = entry_of(fd);
   int err = 0;
   if ((next.fcntls & fcntlrights) != fcntlrights) {
     err = -ENOTCAPABLE;
