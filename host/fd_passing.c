@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "ipc/scm.h"
+
 int capsa__send_fd(int sock, const void *buf, size_t len, int fd) {
   return capsa__send_fds(sock, buf, len, &fd, fd >= 0 ? 1 : 0);
 }
@@ -15,30 +17,9 @@ int capsa__send_fd(int sock, const void *buf, size_t len, int fd) {
 int capsa__send_fds(int sock, const void *buf, size_t len, const int *fds,
                     int nfds) {
   if (nfds < 0 || nfds > CAPSA__MAX_PASSED_FDS) return -EINVAL;
-  struct iovec iov = {(void *)buf, len};
-  struct msghdr mh;
-  memset(&mh, 0, sizeof mh);
-  mh.msg_iov = &iov;
-  mh.msg_iovlen = 1;
-  union {
-    char b[CMSG_SPACE(CAPSA__MAX_PASSED_FDS * sizeof(int))];
-    struct cmsghdr align;
-  } ctl;
-  if (nfds > 0) {
-    memset(&ctl, 0, sizeof ctl);
-    mh.msg_control = ctl.b;
-    mh.msg_controllen = CMSG_SPACE((size_t)nfds * sizeof(int));
-    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN((size_t)nfds * sizeof(int));
-    memcpy(CMSG_DATA(c), fds, (size_t)nfds * sizeof(int));
-  }
-  for (;;) {
-    ssize_t n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-    if (n >= 0) return n == (ssize_t)len ? 0 : -EPROTO;
-    if (errno != EINTR) return -errno;
-  }
+  ssize_t n = capsa_scm_send(sock, buf, len, fds, nfds, MSG_NOSIGNAL);
+  if (n < 0) return (int)n;
+  return n == (ssize_t)len ? 0 : -EPROTO;
 }
 
 ssize_t capsa__recv_fd(int sock, void *buf, size_t len, int *fd_out,

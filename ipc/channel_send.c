@@ -8,6 +8,7 @@
 
 #include "ipc/channel_core.h"
 #include "ipc/codec.h"
+#include "ipc/scm.h"
 
 struct capsa__qent {
   struct capsa__qent *next;
@@ -20,30 +21,12 @@ struct capsa__qent {
 // Non-blocking sendmsg of one record. Returns 0, -EAGAIN, or -errno.
 static int send_record(int fd, const uint8_t *buf, size_t len, const int *fds,
                        int nfds) {
-  struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
-  union {
-    char buf[CMSG_SPACE(sizeof(int) * CAPSA_IPC_MAX_HANDLES)];
-    struct cmsghdr align;
-  } ctl;
-  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-  if (nfds > 0) {
-    memset(&ctl, 0, sizeof ctl);
-    mh.msg_control = ctl.buf;
-    mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-    memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
-  }
-  for (;;) {
-    ssize_t n = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n >= 0) return 0;  // SEQPACKET: all or nothing
-    if (errno == EINTR) continue;
-    if (errno == EWOULDBLOCK) return -EAGAIN;
-    if (errno == ECONNRESET || errno == ENOTCONN) return -EPIPE;
-    return -errno;
-  }
+  ssize_t n =
+      capsa_scm_send(fd, buf, len, fds, nfds, MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (n >= 0) return 0;  // SEQPACKET: all or nothing
+  if (n == -EWOULDBLOCK) return -EAGAIN;
+  if (n == -ECONNRESET || n == -ENOTCONN) return -EPIPE;
+  return (int)n;
 }
 
 static void close_fds(const int *fds, int n) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "ipc/codec.h"
+#include "ipc/scm.h"
 
 uint64_t capsa_fuzz_next(uint64_t *s) {
   uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
@@ -171,23 +172,8 @@ int capsa_fuzz_build(uint64_t seed, unsigned round, uint8_t *buf, size_t cap,
 
 static int send_record(int ch, const uint8_t *buf, size_t len, const int *fds,
                        int nfds) {
-  struct iovec iov = {(void *)buf, len};
-  union {
-    char b[CMSG_SPACE(sizeof(int) * 16)];
-    struct cmsghdr align;
-  } ctl;
-  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-  if (nfds > 0) {
-    memset(&ctl, 0, sizeof ctl);
-    mh.msg_control = ctl.b;
-    mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-    memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
-  }
-  return sendmsg(ch, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+  ssize_t n = capsa_scm_send(ch, buf, len, fds, nfds, MSG_NOSIGNAL);
+  return n < 0 ? (int)n : 0;
 }
 
 // Reads what the host sent (PINGs, the seed); returns the seed once seen.
