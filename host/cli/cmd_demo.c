@@ -179,9 +179,21 @@ int capsa_cmd_demo(int argc, char **argv) {
     else
       attacks++;
   }
+  // Attacks whose target this kernel lacks (the i386 entry) are said so.
+  int absent = 0;
+  const char *a = strstr(summary, " absent in this kernel");
+  if (a) {
+    while (a > summary && a[-1] >= '0' && a[-1] <= '9') a--;
+    absent = atoi(a);
+  }
+  char absent_text[64] = "";
+  if (absent > 0)
+    snprintf(absent_text, sizeof absent_text, " (%d absent in this kernel)",
+             absent);
   if (err == 0)
     snprintf(outcome, sizeof outcome,
-             "%d attacks, none escaped; killed for bad message", attacks);
+             "%d attacks, none escaped%s; killed for bad message", attacks,
+             absent_text);
   else
     snprintf(outcome, sizeof outcome, "FAILED: %s | %s", summary, job.outcome);
   failures += err != 0;

@@ -72,6 +72,8 @@ static void print_human(const struct capsa_features *f,
     printf("  %-28s rlimits (cgroup v2: %s)\n", "renderer limits", cg_why);
   printf("  %-28s %s\n", "x32 syscall ABI",
          f->x32_abi ? "yes (filtered)" : "no");
+  printf("  %-28s %s%s\n", "i386 entry (int 0x80)", f->i386_detail,
+         f->i386_entry ? " (filtered)" : "");
   printf("\ncapability mode here\n");
   if (rep_err < 0) {
     printf("  cannot be prepared: %s\n", capsa_strerror(rep_err));
@@ -97,11 +99,34 @@ static void print_human(const struct capsa_features *f,
   for (size_t i = 0; i < n; i++)
     printf("  [%-11s] %-46s %s%s%s%s\n", check_verdict(&res[i]), res[i].name,
            res[i].skipped ? "" : errno_label(res[i].got_errno),
-           res[i].skipped ? "layer unavailable" : "",
+           res[i].skipped ? res[i].skip_reason : "",
            res[i].expected_errno ? " via " : "",
            res[i].expected_errno ? res[i].layer : "");
   printf("\nresult: %s\n", ok ? "capability mode is fully provided"
                               : "capability mode is NOT fully provided");
+}
+
+// The same cgroup facts as the text: where v2 is mounted, its controllers,
+// and what a host would limit renderers with here (and why).
+static void print_json_cgroup(void) {
+  const capsa_cgroup_probe_t *cg = capsa_cgroup_probe();
+  char why[320];
+  bool usable =
+      capsa_cgroup_probe_check(cg, CAPSA_CGROUP_MEMORY | CAPSA_CGROUP_PIDS, why,
+                               sizeof why) == 0;
+  printf("\"cgroup\":{\"v2_mounted\":%s,\"mount\":",
+         cg->mounted ? "true" : "false");
+  json_string(cg->mount);
+  printf(",\"dir\":");
+  json_string(cg->dir);
+  printf(",\"controllers\":{\"memory\":%s,\"pids\":%s,\"cpu\":%s}",
+         (cg->available & CAPSA_CGROUP_MEMORY) ? "true" : "false",
+         (cg->available & CAPSA_CGROUP_PIDS) ? "true" : "false",
+         (cg->available & CAPSA_CGROUP_CPU) ? "true" : "false");
+  printf(",\"renderer_limits\":\"%s\",\"why\":",
+         usable ? "cgroup v2" : "rlimits");
+  json_string(usable ? "" : why);
+  printf("}");
 }
 
 static void print_json(const struct capsa_features *f,
@@ -110,7 +135,9 @@ static void print_json(const struct capsa_features *f,
                        int st, bool ok) {
   char buf[1024];
   capsa_features_format(f, true, buf, sizeof(buf));
-  printf("{\"ok\":%s,\"kernel\":%s,\"capmode\":", ok ? "true" : "false", buf);
+  printf("{\"ok\":%s,\"kernel\":%s,", ok ? "true" : "false", buf);
+  print_json_cgroup();
+  printf(",\"capmode\":");
   if (rep_err < 0) {
     printf("{\"error\":");
     json_string(capsa_strerror(rep_err));
@@ -131,9 +158,14 @@ static void print_json(const struct capsa_features *f,
     json_string(res[i].name);
     printf(",\"layer\":");
     json_string(res[i].layer);
-    printf(",\"expected\":\"%s\",\"got\":\"%s\",\"result\":\"%s\"}",
+    printf(",\"expected\":\"%s\",\"got\":\"%s\",\"result\":\"%s\"",
            errno_label(res[i].expected_errno), errno_label(res[i].got_errno),
            check_verdict(&res[i]));
+    if (res[i].skipped) {
+      printf(",\"skip_reason\":");
+      json_string(res[i].skip_reason);
+    }
+    printf("}");
   }
   printf("]}}\n");
 }
