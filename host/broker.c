@@ -47,6 +47,10 @@ static int load_font(const char *path, capsa_shm_region_t *out, size_t *len) {
       got += (size_t)n;
   }
   close(fd);
+  // Filled: drop the writable mapping before any renderer exists, so no
+  // process a renderer descends from holds a writable alias of bytes the
+  // broker hands to every renderer (the seals stop new write paths only).
+  if (err == 0) err = capsa_shm_unmap(out);
   if (err < 0) {
     capsa_shm_close(out);
     return err;
@@ -124,6 +128,8 @@ static int serve_font(struct capsa_host_renderer *r, const capsa_msg_t *req,
     if (strcmp(name, kFontNames[i]) != 0) continue;
     const capsa_shm_region_t *f = &r->h->fonts[i];
     if (f->fd < 0) return -ENOENT;
+    // The channel sends a description of the renderer's own (reopened
+    // read-only), so one renderer's offset is never the next one's.
     int fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) return -errno;
     // The region is page-rounded: the mime says how many bytes are font.

@@ -887,6 +887,16 @@ TEST_F(BrokerTest, FontsAndNameResolutionWhenAllowed) {
     o->arg = (void *)&fonts_h;
   });
   ASSERT_EQ(0, capsa_host_start(&f_.host));
+  // The fonts are filled, sealed and unmapped before any renderer exists:
+  // no writable alias of them in the host (nor in a zygote forked from it).
+  {
+    FILE *maps = fopen("/proc/self/maps", "re");
+    ASSERT_NE(nullptr, maps);
+    char line[512];
+    while (fgets(line, sizeof line, maps))
+      EXPECT_EQ(nullptr, strstr(line, "memfd:font")) << line;
+    fclose(maps);
+  }
   Spawn(k);
   ASSERT_TRUE(RunUntil([&] { return Logs().size() >= 3; }, 10000)) << Dump();
   std::vector<std::string> l = Logs();

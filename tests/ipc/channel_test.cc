@@ -18,6 +18,7 @@
 
 #include "ipc/codec.h"
 #include "ipc/loop.h"
+#include "ipc/shm.h"
 #include "ipc/uv_channel.h"
 #include "tests/ipc/ipc_test_util.h"
 
@@ -463,6 +464,69 @@ TEST_F(HostChannel, SendRefusesAHandleWiderThanItsDeclaration) {
   close(rw);
   close(unsealed);
   close(sealed_ro);
+}
+
+// What the host sends is a description of the receiver's own: its offset
+// and status flags are not the sender's, and a region declared read-only
+// arrives opened read-only even when the sender's descriptor was O_RDWR.
+TEST_F(HostChannel, SentFilesAndRegionsAreDescriptionsOfTheirOwn) {
+  Open();
+  char path[] = "/tmp/capsa-own-XXXXXX";
+  int tmp = mkstemp(path);
+  ASSERT_GE(tmp, 0);
+  ASSERT_EQ(5, write(tmp, "hello", 5));
+  close(tmp);
+  int ro = open(path, O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(ro, 0);
+  unlink(path);
+  int keep = dup(ro);  // the sender's view of the same description
+  ASSERT_GE(keep, 0);
+  capsa_shm_region_t region;
+  ASSERT_EQ(0,
+            capsa_shm_create(4096, "own", CAPSA_SHM_CREATOR_WRITES, &region));
+  ASSERT_EQ(O_RDWR, fcntl(region.fd, F_GETFL) & O_ACCMODE);
+  capsa_rights_t rr = ipc_test::ReadRights();
+  capsa_msg_t m = Sample(CAPSA_MSG_LOAD_CONTENT);
+  m.u.load_content.data = {nullptr, 0};
+  ASSERT_EQ(0, capsa_msg_add_handle(&m, ro, CAPSA_HANDLE_FILE, &rr, 5, false));
+  ASSERT_EQ(0, capsa_channel_send(&ch_, &m));
+  capsa_msg_t r = Sample(CAPSA_MSG_LOAD_CONTENT);
+  r.u.load_content.data = {nullptr, 0};
+  int shm = dup(region.fd);
+  ASSERT_GE(shm, 0);
+  ASSERT_EQ(0,
+            capsa_msg_add_handle(&r, shm, CAPSA_HANDLE_SHM, &rr, 4096, false));
+  ASSERT_EQ(0, capsa_channel_send(&ch_, &r));
+  int got[2] = {-1, -1};
+  for (int i = 0; i < 2; i++) {
+    std::vector<uint8_t> buf(CAPSA_IPC_MAX_MESSAGE);
+    struct iovec iov = {buf.data(), buf.size()};
+    alignas(struct cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+    struct msghdr mh = {};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = ctl;
+    mh.msg_controllen = sizeof ctl;
+    ASSERT_GT(recvmsg(sp_[1], &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT), 0);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    ASSERT_NE(nullptr, c);
+    memcpy(&got[i], CMSG_DATA(c), sizeof(int));
+  }
+  // The receiver moves its offset and sets O_NONBLOCK: the sender's
+  // description is untouched.
+  EXPECT_EQ(3, lseek(got[0], 3, SEEK_SET));
+  ASSERT_EQ(0, fcntl(got[0], F_SETFL, O_NONBLOCK));
+  EXPECT_EQ(0, lseek(keep, 0, SEEK_CUR));
+  EXPECT_EQ(0, fcntl(keep, F_GETFL) & O_NONBLOCK);
+  EXPECT_EQ(O_RDONLY, fcntl(got[0], F_GETFL) & O_ACCMODE);
+  EXPECT_EQ(O_RDONLY, fcntl(got[1], F_GETFL) & O_ACCMODE);
+  EXPECT_EQ(-1, write(got[1], "x", 1));
+  EXPECT_EQ(EBADF, errno);
+  EXPECT_EQ(0, err_) << why_;
+  close(got[0]);
+  close(got[1]);
+  close(keep);
+  capsa_shm_close(&region);
 }
 
 // The renderer's side refuses the same way (one send path for both).
