@@ -78,7 +78,8 @@ typedef int (*capsa_renderer_entry_fn)(int channel_fd,
 typedef enum capsa_host_event_type {
   CAPSA_EV_READY = 1,        // HELLO received, sandbox verified from outside
   CAPSA_EV_MESSAGE,          // ev->msg: a message for the embedder
-  CAPSA_EV_LOG,              // ev->text, ev->status = level
+  CAPSA_EV_LOG,              // ev->text (escaped: one printable line of
+                             // valid UTF-8, < 1 KiB), ev->status = level
   CAPSA_EV_EXITED,           // ev->status = exit code
   CAPSA_EV_CRASHED,          // ev->signal
   CAPSA_EV_HUNG,             // missed heartbeat; killed

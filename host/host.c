@@ -14,6 +14,7 @@
 
 #include "host/fork_guard.h"
 #include "host/host_internal.h"
+#include "host/text.h"
 #include "sandbox/features.h"
 
 // A renderer that closed its channel gets this long to exit by itself.
@@ -460,7 +461,11 @@ static void on_message(capsa_channel_t *ch, capsa_msg_t *m) {
       memset(&ev, 0, sizeof ev);
       ev.type = CAPSA_EV_LOG;
       ev.status = (int)m->u.log.level;
-      ev.text = m->u.log.text ? m->u.log.text : "";
+      // Data, not terminal input: escaped and bounded (host/text.h).
+      char safe[CAPSA__TEXT_MAX];
+      const char *t = m->u.log.text ? m->u.log.text : "";
+      capsa__text_escape(t, strlen(t), safe, sizeof safe);
+      ev.text = safe;
       capsa__emit(r, &ev);
       return;
     }

@@ -137,6 +137,15 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
     req.u.resource_request.url = "font:regular";
     int err = capsa_rctx_call(r, &req, 1000, &rep);
     capsa_rctx_log(r, CAPSA_LOG_INFO, "nested-call=%d", err);
+  } else if (cmd == "forge") {
+    // A forged line, a screen clear, an OSC 52 clipboard write, an 8-bit
+    // CSI, bytes that are no UTF-8, and a long line.
+    capsa_rctx_log(r, CAPSA_LOG_INFO,
+                   "ok\ndemo: all renderers behaved\x1b[2J\x1b]52;c;eA==\x07"
+                   "\xc2\x9b"
+                   "31m\xff\xc0\xaf");
+    std::string big(1000, '\x01');  // 4 bytes each once escaped
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "%s", big.c_str());
   } else if (cmd == "open") {
     int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
     capsa_rctx_log(r, CAPSA_LOG_INFO, "open=%d errno=%d", fd,
@@ -676,6 +685,24 @@ TEST_F(HostTest, MemoryAndDescriptorLimitsApply) {
   EXPECT_LT(n0, 32);
   EXPECT_EQ(EMFILE, e0);
   EXPECT_GT(n1, 200);
+}
+
+// LOG text is data: the embedder gets one escaped, bounded line whatever
+// the renderer wrote.
+TEST_F(HostTest, LogTextIsEscapedAndBounded) {
+  int k = Kind("forger", [](capsa_kind_options_t *o) {});
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k, "forge");
+  ASSERT_TRUE(RunUntil([&] { return Logs(0).size() >= 2; }, 10000)) << Dump();
+  EXPECT_EQ(
+      "ok\\ndemo: all renderers behaved\\x1b[2J\\x1b]52;c;eA==\\x07"
+      "\\u{9b}31m\\xff\\xc0\\xaf",
+      Logs(0)[0]);
+  std::string big = Logs(0)[1];
+  EXPECT_LT(big.size(), 1024u);
+  EXPECT_NE(std::string::npos, big.find("...[+")) << big;
+  for (const std::string &l : Logs(0))
+    for (unsigned char c : l) EXPECT_GE(c, 0x20) << l;
 }
 
 static_assert(CAPSA_RENDERER_EXIT_NOMEM == CAPSA_HOST_EXIT_NOMEM,
