@@ -698,24 +698,22 @@ static void required_missing(struct capsa__host_impl *h, unsigned missing) {
   capsa_ns_available_report(&rep);
   size_t n = (size_t)snprintf(h->start_error, sizeof h->start_error,
                               "required namespaces refused:");
-  for (int i = 0; i < CAPSA_NAMESPACE_COUNT && n < sizeof h->start_error;
-       i++) {
+  for (int i = 0; i < CAPSA_NAMESPACE_COUNT && n < sizeof h->start_error; i++) {
     unsigned bit = 1u << i;
     if (!(missing & bit)) continue;
     const char *e = rep.ns_error[i] ? strerrorname_np(-rep.ns_error[i]) : "?";
-    const char *why = bit == CAPSA_NAMESPACE_USER ? rep.user_why
-                      : !(rep.applied & CAPSA_NAMESPACE_USER) &&
-                              rep.ns_error[i] == -EPERM
-                          ? "no-userns"
-                          : "";
+    const char *why =
+        bit == CAPSA_NAMESPACE_USER ? rep.user_why
+        : !(rep.applied & CAPSA_NAMESPACE_USER) && rep.ns_error[i] == -EPERM
+            ? "no-userns"
+            : "";
     n += (size_t)snprintf(h->start_error + n, sizeof h->start_error - n,
                           " %s=no(%s%s%s)", capsa_namespace_name(bit), e,
                           why[0] ? ":" : "", why);
   }
 }
 
-static int start_failed(struct capsa__host_impl *h, const char *what,
-                        int err) {
+static int start_failed(struct capsa__host_impl *h, const char *what, int err) {
   if (!h->start_error[0])
     snprintf(h->start_error, sizeof h->start_error, "%s: %s", what,
              strerror(-err));

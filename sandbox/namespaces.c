@@ -605,9 +605,9 @@ int capsa_ns_report_format(const struct capsa_ns_report *r, char *buf,
       PUT("%s%s=no(%s%s%s)", sep, kNamespaces[i].name,
           r->ns_error[i] ? strerrorname_np(-r->ns_error[i]) : "?",
           bit == CAPSA_NAMESPACE_USER && r->user_why[0] ? ":" : "",
-          bit == CAPSA_NAMESPACE_USER   ? r->user_why
+          bit == CAPSA_NAMESPACE_USER             ? r->user_why
           : no_userns && r->ns_error[i] == -EPERM ? ":no-userns"
-                                                 : "");
+                                                  : "");
     else
       PUT("%s%s=off", sep, kNamespaces[i].name);
   }

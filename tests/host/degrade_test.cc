@@ -40,7 +40,8 @@
 
 namespace {
 
-// --- the simulated kernels ----------------------------------------------------
+// --- the simulated kernels
+// ----------------------------------------------------
 
 bool WriteFile(const char *path, const std::string &text) {
   int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -71,10 +72,12 @@ void EnterNoUsernsWorld(As as) {
   ASSERT_EQ(0, unshare(CLONE_NEWUSER)) << strerror(errno);
   ASSERT_TRUE(WriteFile("/proc/self/setgroups", "deny"));
   unsigned inside = as == As::kRoot ? 0 : kUnprivUid;
-  ASSERT_TRUE(WriteFile("/proc/self/uid_map", std::to_string(inside) + " " +
-                                                  std::to_string(uid) + " 1\n"));
-  ASSERT_TRUE(WriteFile("/proc/self/gid_map", std::to_string(inside) + " " +
-                                                  std::to_string(gid) + " 1\n"));
+  ASSERT_TRUE(
+      WriteFile("/proc/self/uid_map",
+                std::to_string(inside) + " " + std::to_string(uid) + " 1\n"));
+  ASSERT_TRUE(
+      WriteFile("/proc/self/gid_map",
+                std::to_string(inside) + " " + std::to_string(gid) + " 1\n"));
   ASSERT_TRUE(WriteFile("/proc/sys/user/max_user_namespaces", "0\n"))
       << strerror(errno);
   ASSERT_EQ("0\n", Slurp("/proc/sys/user/max_user_namespaces"));
@@ -114,7 +117,8 @@ std::string ExpectedLauncher(As as) {
          std::to_string(kUnprivUid) + "(unmapped)";
 }
 
-// --- renderer side ------------------------------------------------------------
+// --- renderer side
+// ------------------------------------------------------------
 
 int OnMessage(capsa_rctx_t *r, capsa_msg_t *m) {
   if (m->type != CAPSA_MSG_LOAD_CONTENT) return -EPROTO;
@@ -145,7 +149,8 @@ int UnsandboxedMain(int fd, const capsa_sandbox_report_t *sb, void *) {
   return 0;
 }
 
-// --- host side ----------------------------------------------------------------
+// --- host side
+// ----------------------------------------------------------------
 
 struct Host {
   uv_loop_t loop;
@@ -222,13 +227,17 @@ struct Host {
   }
 };
 
+bool Has(const std::string &text, const std::string &what) {
+  return text.find(what) != std::string::npos;
+}
+
 // A renderer under a simulated kernel: READY, in capability mode as the
 // outside check and its own report say, opening by path refused.
 void ExpectRendererConfined(Host &h, unsigned expect_ns) {
   capsa_renderer_t *r = nullptr;
   ASSERT_EQ(0, capsa_host_spawn(&h.host, 0, nullptr, &r));
-  ASSERT_TRUE(h.RunUntil([&] { return !h.logs.empty() || !h.refused.empty(); },
-                         10000));
+  ASSERT_TRUE(
+      h.RunUntil([&] { return !h.logs.empty() || !h.refused.empty(); }, 10000));
   ASSERT_TRUE(h.refused.empty()) << h.refused[0];
   ASSERT_EQ(r, h.ready);
   EXPECT_TRUE(h.check.ok) << h.check.why;
@@ -241,8 +250,14 @@ void ExpectRendererConfined(Host &h, unsigned expect_ns) {
   EXPECT_EQ(capsa_features_get()->landlock_abi, (int)h.report.landlock_abi);
   // From outside, right now: still filtered, no_new_privs, as checked.
   capsa_renderer_check_t now;
-  ASSERT_EQ(0, capsa_renderer_check_pid(capsa_renderer_pid(r), expect_ns, &now));
+  ASSERT_EQ(0,
+            capsa_renderer_check_pid(capsa_renderer_pid(r), expect_ns, &now));
   EXPECT_TRUE(now.ok) << now.why;
+  // No capability left, whatever uid it kept.
+  std::string st =
+      Slurp("/proc/" + std::to_string(capsa_renderer_pid(r)) + "/status");
+  EXPECT_TRUE(Has(st, "\nCapEff:\t0000000000000000\n")) << st;
+  EXPECT_TRUE(Has(st, "\nCapPrm:\t0000000000000000\n")) << st;
   ASSERT_EQ(1u, h.logs.size());
   EXPECT_EQ(0u, h.logs[0].find("open=-1 errno=" + std::to_string(ECAPMODE)))
       << h.logs[0];
@@ -281,11 +296,11 @@ void RendererWithoutUserns(As as) {
   ASSERT_EQ(0, h.Kind());
   ASSERT_EQ(0, capsa_host_start(&h.host)) << capsa_host_start_error(&h.host);
   EXPECT_STREQ("", capsa_host_start_error(&h.host));
-  EXPECT_EQ(ExpectedLauncher(as) + " " + LandlockToken() +
-                " zygote=capmode-stage",
-            h.Summary());
-  unsigned ns = as == As::kRoot ? CAPSA_NAMESPACE_ALL & ~CAPSA_NAMESPACE_USER
-                                : 0u;
+  EXPECT_EQ(
+      ExpectedLauncher(as) + " " + LandlockToken() + " zygote=capmode-stage",
+      h.Summary());
+  unsigned ns =
+      as == As::kRoot ? CAPSA_NAMESPACE_ALL & ~CAPSA_NAMESPACE_USER : 0u;
   ExpectRendererConfined(h, ns);
   // The renderer keeps the host's uid here (no user namespace to map it).
   if (!h.logs.empty()) {
@@ -314,8 +329,8 @@ void RunInside(As as, const char *name) {
         ASSERT_GE(pid, 0);
         if (pid == 0) {
           setenv("CAPSA_DEGRADE_INNER", as == As::kRoot ? "root" : "unpriv", 1);
-          int fd = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                        0600);
+          int fd =
+              open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
           if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) _exit(125);
           execl("/proc/self/exe", "host_tests", filter.c_str(),
                 "--gtest_color=no", (char *)nullptr);
@@ -333,10 +348,11 @@ void RunInside(As as, const char *name) {
 }
 
 // The variant this DegradeInner test runs in; skips outside RunInside.
-#define INNER_OR_SKIP(as)                                                  \
-  const char *inner_ = getenv("CAPSA_DEGRADE_INNER");                      \
-  if (!inner_) GTEST_SKIP() << "runs inside Degrade.* (a fresh exec in the " \
-                               "simulated kernel)";                        \
+#define INNER_OR_SKIP(as)                                         \
+  const char *inner_ = getenv("CAPSA_DEGRADE_INNER");             \
+  if (!inner_)                                                    \
+    GTEST_SKIP() << "runs inside Degrade.* (a fresh exec in the " \
+                    "simulated kernel)";                          \
   As as = strcmp(inner_, "root") == 0 ? As::kRoot : As::kUnprivileged
 
 TEST(DegradeInner, RendererConfined) {
@@ -424,7 +440,8 @@ TEST(Degrade, RequiredNamespaceThatExistsStillStarts) {
   RunInside(As::kRoot, "RequiredNetStarts");
 }
 
-// --- 3: capsa doctor and capsa demo there ---------------------------------------
+// --- 3: capsa doctor and capsa demo there
+// ---------------------------------------
 
 // Runs `capsa ARGS`; its exit code and output.
 void RunCapsa(const std::string &args, int *rc, std::string *out) {
@@ -433,10 +450,6 @@ void RunCapsa(const std::string &args, int *rc, std::string *out) {
   *rc = Sh(Capsa() + " " + args + " > '" + dir + "/out' 2>&1");
   *out = Slurp(dir + "/out");
   Sh("rm -rf '" + dir + "'");
-}
-
-bool Has(const std::string &text, const std::string &what) {
-  return text.find(what) != std::string::npos;
 }
 
 // Doctor exits 1 only when capability mode itself is incomplete; missing
@@ -522,7 +535,8 @@ TEST(DegradeCli, DemoPassesUnprivilegedWithoutAnyNamespace) {
   CAPSA_EXPECT_CHILD_OK_T([] { Demo(As::kUnprivileged); }, 120000);
 }
 
-// --- 4: no Landlock, no Seccomp_filters (test-only overrides) -----------------
+// --- 4: no Landlock, no Seccomp_filters (test-only overrides)
+// -----------------
 
 TEST(Degrade, WithoutLandlockTheSummaryAndReportsSaySoAndSeccompHolds) {
   CAPSA_EXPECT_CHILD_OK_T(
@@ -572,9 +586,9 @@ TEST(Degrade, WithoutSeccompFiltersTheZygoteTakesNoFilterAndSaysSo) {
         EXPECT_EQ(s.size() - strlen(" zygote=no-filter"),
                   s.rfind(" zygote=no-filter"))
             << s;
-        std::string z = Slurp("/proc/" +
-                              std::to_string(capsa_host_zygote_pid(&h.host)) +
-                              "/status");
+        std::string z =
+            Slurp("/proc/" + std::to_string(capsa_host_zygote_pid(&h.host)) +
+                  "/status");
         EXPECT_TRUE(Has(z, "\nSeccomp:\t0\n")) << z;
         ExpectRendererConfined(h, capsa_ns_available() & CAPSA_NAMESPACE_ALL);
         EXPECT_EQ(-1, h.check.seccomp_filters);
@@ -599,9 +613,9 @@ TEST(Degrade, WithSeccompFiltersTheZygoteIsStaged) {
         h.Init();
         ASSERT_EQ(0, h.Kind());
         ASSERT_EQ(0, capsa_host_start(&h.host));
-        std::string z = Slurp("/proc/" +
-                              std::to_string(capsa_host_zygote_pid(&h.host)) +
-                              "/status");
+        std::string z =
+            Slurp("/proc/" + std::to_string(capsa_host_zygote_pid(&h.host)) +
+                  "/status");
         if (!Has(z, "\nSeccomp_filters:"))
           GTEST_SKIP() << "kernel does not report Seccomp_filters";
         std::string s = h.Summary();
