@@ -220,8 +220,17 @@ int capsa_host_init(uv_loop_t *loop, capsa_host_t *host,
 int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k);
 
 // Probes the kernel, starts the zygote (which compiles each kind's policy).
-// Call early, while the process has no other threads. 0 or -errno.
+// Call early, while the process has no other threads. 0 or -errno: -EPERM
+// when a namespace in namespaces_required is refused here (nothing is
+// started then); capsa_host_start_error() says which and why.
 int capsa_host_start(capsa_host_t *host);
+
+// Why the last capsa_host_start failed, one line owned by the host ("" when
+// it did not): for missing required namespaces each with the kernel's errno
+// and the sysctl that explains it, "required namespaces refused:
+// user=no(ENOSPC:max_user_namespaces=0) pid=no(EPERM:no-userns)"; else the
+// step and its error ("zygote: Operation not permitted").
+const char *capsa_host_start_error(const capsa_host_t *host);
 
 // Starts a renderer of `kind`. On success *out is the handle (owned by the
 // host) and events follow: READY, or a failure event, then eventually
@@ -260,7 +269,10 @@ int capsa_renderer_check_pid(pid_t pid, unsigned expect_ns,
                              capsa_renderer_check_t *out);
 
 // What the launcher gives renderers here, one line ("user=yes pid=yes ...
-// root=empty-ro fds=closed zygote=capmode-stage"): the namespaces, and what
+// root=empty-ro fds=closed uid0->65534 landlock=abi7 zygote=capmode-stage";
+// refusals with their errno and reason as capsa_ns_report_format says:
+// "user=no(ENOSPC:max_user_namespaces=0) ... uid=0(unmapped)", and
+// "landlock=no(kernel)" without Landlock): the namespaces, Landlock, and what
 // the zygote holds itself to - the kinds' capability-mode stage (one policy
 // serves every kind), else the capability-mode baseline (what no policy may
 // ever allow; "zygote=baseline(N refused)"), else nothing

@@ -56,6 +56,7 @@ struct capsa__host_impl {
   unsigned nkinds;
   bool started;
   bool closing;
+  char start_error[400];  // why the last capsa_host_start failed; "" if not
   capsa__zygote zygote;
   unsigned zygote_restarts;
   int zygote_filters;    // its Seccomp_filters: count; -1 unknown
@@ -84,6 +85,8 @@ struct capsa__host_impl {
 // fields into *out (0 or -errno), then the verdict over everything in *out.
 int capsa__check_status(pid_t pid, capsa_renderer_check_t *out);
 void capsa__check_verdict(capsa_renderer_check_t *out);
+// Test builds only, declared for them in host/testing.h (see there).
+void capsa__check_hide_seccomp_filters_for_test(bool hide);
 
 void capsa__emit(struct capsa_host_renderer *r, capsa_host_event_t *ev);
 

@@ -101,8 +101,8 @@ size_t capsa__text_escape(const char *in, size_t len, char *out,
   }
   size_t left = len - i;
   if (left > 0)
-    used += (size_t)snprintf(out + used, out_size - used, "...[+%zu bytes]",
-                             left);
+    used +=
+        (size_t)snprintf(out + used, out_size - used, "...[+%zu bytes]", left);
   out[used] = '\0';
   return left;
 }

@@ -3,8 +3,8 @@
 // visible instead, and the length is bounded.
 //
 //   char safe[CAPSA__TEXT_MAX];
-//   capsa__text_escape(m->u.log.text, strlen(m->u.log.text), safe, sizeof safe);
-//   ev.text = safe;   // one line, printable, valid UTF-8, <= 1 KiB
+//   capsa__text_escape(m->u.log.text, strlen(m->u.log.text), safe, sizeof
+//   safe); ev.text = safe;   // one line, printable, valid UTF-8, <= 1 KiB
 //
 // Escaped: C0 controls (newline, carriage return, tab as \n \r \t, others
 // and ESC as \xNN), DEL, the C1 controls U+0080..U+009F (8-bit CSI/OSC) as

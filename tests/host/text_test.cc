@@ -29,16 +29,17 @@ TEST(TextEscape, ControlsAreMadeVisible) {
   EXPECT_EQ("\\x1b[2J\\x1b]52;c;eA==\\x07", Esc("\x1b[2J\x1b]52;c;eA==\x07"));
   EXPECT_EQ("\\x7f", Esc("\x7f"));
   EXPECT_EQ("nul\\x00byte", Esc(std::string("nul\0byte", 8)));
-  EXPECT_EQ("\\u{9b}31m \\u{9d}", Esc("\xc2\x9b" "31m \xc2\x9d"));  // 8-bit CSI/OSC
+  EXPECT_EQ("\\u{9b}31m \\u{9d}", Esc("\xc2\x9b"
+                                      "31m \xc2\x9d"));  // 8-bit CSI/OSC
   EXPECT_EQ("back\\\\slash", Esc("back\\slash"));
 }
 
 TEST(TextEscape, BytesThatAreNoUtf8AreEscaped) {
   EXPECT_EQ("\\xff", Esc("\xff"));
-  EXPECT_EQ("\\xc0\\xaf", Esc("\xc0\xaf"));              // overlong '/'
-  EXPECT_EQ("\\xed\\xa0\\x80", Esc("\xed\xa0\x80"));     // a surrogate
+  EXPECT_EQ("\\xc0\\xaf", Esc("\xc0\xaf"));                    // overlong '/'
+  EXPECT_EQ("\\xed\\xa0\\x80", Esc("\xed\xa0\x80"));           // a surrogate
   EXPECT_EQ("\\xf4\\x90\\x80\\x80", Esc("\xf4\x90\x80\x80"));  // > U+10FFFF
-  EXPECT_EQ("x\\xe6\\x97", Esc("x\xe6\x97"));            // truncated
+  EXPECT_EQ("x\\xe6\\x97", Esc("x\xe6\x97"));                  // truncated
 }
 
 TEST(TextEscape, LongTextIsCutAtACharacterAndSaysHowMuch) {
