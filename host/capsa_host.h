@@ -199,6 +199,12 @@ typedef struct capsa_kind_options {
   // open; -1: none.
   int resource_dir_fd;
   bool allow_fonts;
+  // "dns:NAME" through the host's resolver. At most 4 lookups of a renderer
+  // in flight (one more: killed, CAPSA_EV_LIMIT "broker budget: ...") and 16
+  // of the host's (beyond: answered -EBUSY at once); a dead renderer's
+  // lookups not yet started are cancelled. Note it is an exfiltration
+  // channel: the name itself reaches the resolver (and the network behind
+  // it), so grant it only to kinds that may talk to the outside that way.
   bool allow_dns;
 } capsa_kind_options_t;
 

@@ -117,6 +117,11 @@ static void kill_for(struct capsa_host_renderer *r,
   if (r->exited) finish_exit(r);  // already reaped: nothing left to wait for
 }
 
+void capsa__renderer_kill_for_limit(struct capsa_host_renderer *r,
+                                    const char *budget) {
+  kill_for(r, CAPSA_EV_LIMIT, budget);
+}
+
 static void maybe_free(struct capsa_host_renderer *r);
 static void after_incarnation(struct capsa_host_renderer *r);
 static int launch(struct capsa_host_renderer *r);
@@ -128,6 +133,7 @@ static void on_handle_closed(struct capsa_host_renderer *r) {
   close(r->pidfd);
   r->pidfd = -1;
   limits_release(r, true);
+  capsa__broker_cancel(r);
   after_incarnation(r);
 }
 
@@ -772,6 +778,7 @@ int capsa_host_start(capsa_host_t *host) {
              h->limits_why);
     return lerr;
   }
+  capsa__broker_start_threadpool();
   int err = capsa__broker_load_fonts(h);
   if (err < 0) return start_failed(h, "fonts", err);
   h->self_ns_err = capsa_ns_ids_of(0, &h->self_ns);

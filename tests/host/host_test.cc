@@ -137,6 +137,17 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
     req.u.resource_request.url = "font:regular";
     int err = capsa_rctx_call(r, &req, 1000, &rep);
     capsa_rctx_log(r, CAPSA_LOG_INFO, "nested-call=%d", err);
+  } else if (cmd == "dnsflood") {
+    // Name lookups without waiting for the answers: more than the budget.
+    for (uint64_t i = 0; i < 20; i++) {
+      capsa_msg_t req;
+      capsa_msg_init(&req, CAPSA_MSG_RESOURCE_REQUEST);
+      req.flags = CAPSA_MSG_F_REQUEST;
+      req.request_id = 1000 + i;
+      req.u.resource_request.url = "dns:localhost";
+      if (capsa_rctx_send(r, &req) < 0) break;
+    }
+    for (;;) pause();
   } else if (cmd == "forge") {
     // A forged line, a screen clear, an OSC 52 clipboard write, an 8-bit
     // CSI, bytes that are no UTF-8, and a long line.
@@ -898,6 +909,33 @@ TEST_F(BrokerTest, FileOpenAllowedBeneathRootOnlyAndReadOnly) {
   EXPECT_EQ("dns:localhost status=" + std::to_string(-EACCES), l[7]);
   EXPECT_EQ("gopher:x status=" + std::to_string(-EPROTONOSUPPORT), l[8]);
   EXPECT_EQ("file:a.txt status=" + std::to_string(-EACCES), Logs(1)[0]);
+}
+
+// A renderer that floods the broker with name lookups is killed at its
+// budget (LIMIT naming it); another renderer is still served.
+TEST_F(BrokerTest, DnsFloodIsKilledAtItsBudgetAndOthersAreServed) {
+  static const capsa_renderer_handlers_t dns_h = {
+      "dns", FetchAll, OnTestMessage, (void *)"dns:localhost"};
+  int flood = Kind("flood", [](capsa_kind_options_t *o) {
+    o->allow_dns = true;
+    o->max_restarts = 0;
+  });
+  int honest = Kind("honest", [](capsa_kind_options_t *o) {
+    o->allow_dns = true;
+    o->arg = (void *)&dns_h;
+  });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(flood, "dnsflood");
+  ASSERT_TRUE(RunUntil([&] { return Find(CAPSA_EV_LIMIT) != nullptr; }, 10000))
+      << Dump();
+  const Ev *e = Find(CAPSA_EV_LIMIT);
+  EXPECT_NE(std::string::npos, e->text.find("dns lookups in flight"))
+      << e->text;
+  EXPECT_EQ(SIGKILL, e->signal);
+  Spawn(honest);
+  ASSERT_TRUE(RunUntil([&] { return !Logs(1).empty(); }, 10000)) << Dump();
+  EXPECT_EQ(0u, Logs(1)[0].find("dns:localhost status=0 inline="))
+      << Logs(1)[0];
 }
 
 TEST_F(BrokerTest, FontsAndNameResolutionWhenAllowed) {
