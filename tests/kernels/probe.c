@@ -204,9 +204,26 @@ int main(void) {
   }
   if (m) fclose(m);
   printf("cgroup2_mount=%s\n", mnt);
-  char path[300];
+  char path[600];
   snprintf(path, sizeof path, "%s/cgroup.controllers", mnt);
   read_line(path, buf, sizeof buf);
   printf("cgroup2_controllers=%s\n", strcmp(mnt, "absent") ? buf : "absent");
+  // ... and in our own cgroup (what a host could give its renderers).
+  char self[256] = "";
+  FILE *c = fopen("/proc/self/cgroup", "r");
+  while (c && fgets(buf, sizeof buf, c)) {
+    if (strncmp(buf, "0::", 3) == 0) {
+      buf[strcspn(buf, "\n")] = 0;
+      snprintf(self, sizeof self, "%s", buf + 3);
+      break;
+    }
+  }
+  if (c) fclose(c);
+  snprintf(path, sizeof path, "%s%s/cgroup.controllers", mnt,
+           strcmp(self, "/") ? self : "");
+  read_line(path, buf, sizeof buf);
+  printf("cgroup2_dir=%s%s\n", mnt, strcmp(self, "/") ? self : "");
+  printf("cgroup2_dir_controllers=%s\n",
+         strcmp(mnt, "absent") ? buf : "absent");
   return 0;
 }
