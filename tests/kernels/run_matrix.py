@@ -54,9 +54,24 @@ def run(cmd, **kw):
 
 # --- kernels ---------------------------------------------------------------
 
+APT_UPDATED = False
+
+
 def resolve_kernel(meta):
     """The versioned linux-image package the meta package depends on, or
-    None (with the reason) when apt cannot see it."""
+    None (with the reason) when apt cannot see it (after one apt-get update
+    when root)."""
+    global APT_UPDATED
+    pkg, why = resolve_kernel_once(meta)
+    if not pkg and not APT_UPDATED and os.geteuid() == 0:
+        APT_UPDATED = True
+        log("%s: %s; apt-get update" % (meta, why))
+        subprocess.run(["apt-get", "update", "-qq"])
+        pkg, why = resolve_kernel_once(meta)
+    return pkg, why
+
+
+def resolve_kernel_once(meta):
     p = subprocess.run(["apt-cache", "depends", "--important", meta],
                        capture_output=True, text=True)
     for line in p.stdout.splitlines():
