@@ -153,7 +153,7 @@ if [ "${CAPSA_SKIP_TESTS:-0}" != 1 ]; then
         { sub(/#.*/, ""); sub(/[ \t]+$/, "") }
         $0 == "" { next }
         /^[^ ]/ { suite = $0; next }
-        { t = suite $1; if (index(t, f)) print u, b, t, s }' \
+        { t = suite $1; if (f == "" || index(t, f)) print u, b, t, s }' \
         "$WORK/list" >>"$WORK/todo"
     done
   done <"$CAPSA_OUT/tests.manifest"
