@@ -204,12 +204,12 @@ int main(void) {
   }
   if (m) fclose(m);
   printf("cgroup2_mount=%s\n", mnt);
-  char path[600];
+  char path[1100];
   snprintf(path, sizeof path, "%s/cgroup.controllers", mnt);
   read_line(path, buf, sizeof buf);
   printf("cgroup2_controllers=%s\n", strcmp(mnt, "absent") ? buf : "absent");
   // ... and in our own cgroup (what a host could give its renderers).
-  char self[256] = "";
+  char self[512] = "";
   FILE *c = fopen("/proc/self/cgroup", "r");
   while (c && fgets(buf, sizeof buf, c)) {
     if (strncmp(buf, "0::", 3) == 0) {
