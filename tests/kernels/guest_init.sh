@@ -51,6 +51,7 @@ if [ $HOST = 0 ]; then
   mount -t cgroup2 cgroup2 /sys/fs/cgroup
   mount -t tmpfs -o mode=1777 tmp /tmp
   hostname capsa-guest
+  ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
   ln -sf /proc/self/fd /dev/fd
   exec 3>/dev/ttyS1
   stty -F /dev/ttyS1 raw -echo 2>/dev/null
@@ -123,7 +124,10 @@ run_test() { # USER BIN TEST TIMEOUT
     echo "[guest] test did not run" >>"$out"
   else
     st=failed
-    [ $rc -eq 137 ] && echo "[guest] killed after ${secs}s timeout" >>"$out"
+    # busybox timeout: 124 when it fired (137 if the signal reached us).
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+      echo "[guest] killed after the $((secs + 10))s timeout" >>"$out"
+    fi
     echo "[guest] exit status $rc" >>"$out"
   fi
   if [ $st = skipped ]; then

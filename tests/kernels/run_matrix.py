@@ -173,7 +173,16 @@ def build_initramfs(out_dir, probe, args):
         link = os.path.join(stage, "bin", a)
         if not os.path.exists(link):
             os.symlink("busybox", link)
-    elves = [copy_into(stage, "/usr/bin/setpriv")]
+    # What the tests expect of a Debian system: /bin/sh is dash (busybox's
+    # ash would run its own gzip applet, which lacks -n), GNU gzip and cmp,
+    # /etc/shadow to stat, localhost in /etc/hosts.
+    for a in ("sh", "gzip", "gunzip", "zcat", "cmp"):
+        link = os.path.join(stage, "bin", a)
+        if os.path.islink(link):
+            os.unlink(link)
+    elves = [copy_into(stage, "/usr/bin/setpriv"),
+             copy_into(stage, os.path.realpath("/bin/sh"), "/bin/sh"),
+             copy_into(stage, "/usr/bin/gzip"), copy_into(stage, "/usr/bin/cmp")]
     # The build: capsa, the test binaries, the manifest, at the same path.
     manifest = os.path.join(out_dir, "tests.manifest")
     binaries = ["capsa"] + [l.split()[0] for l in open(manifest) if l.strip()]
@@ -195,6 +204,10 @@ def build_initramfs(out_dir, probe, args):
     write(os.path.join(stage, "etc", "group"),
           "root:x:0:\nnogroup:x:65534:\n")
     write(os.path.join(stage, "etc", "hostname"), "capsa-guest\n")
+    write(os.path.join(stage, "etc", "shadow"), "root:*:19000:0:99999:7:::\n", 0o640)
+    write(os.path.join(stage, "etc", "hosts"),
+          "127.0.0.1 localhost capsa-guest\n::1 localhost ip6-localhost\n")
+    write(os.path.join(stage, "etc", "nsswitch.conf"), "hosts: files dns\n")
     copy_into(stage, probe, "/capsa-kernels/probe")
     write(os.path.join(stage, "capsa-kernels", "env.sh"), env_sh(out_dir, args))
     shutil.copy2(os.path.join(HERE, "guest_init.sh"), os.path.join(stage, "init"))
