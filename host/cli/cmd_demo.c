@@ -114,7 +114,9 @@ int capsa_cmd_demo(int argc, char **argv) {
   int failures = 0;
 
   // 1. Page: Markdown -> pixels in shared memory -> PNG by the host.
-  struct capsa_cli_job job;
+  // Initialised here: capsa_cli_render() is not called when a file cannot
+  // be opened, and the row is printed either way.
+  struct capsa_cli_job job = {.kind = "page"};
   int mdfd = open(md, O_RDONLY | O_CLOEXEC);
   int pngfd = open(png, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   err = mdfd < 0 || pngfd < 0 ? -errno
