@@ -212,27 +212,6 @@ static void print_json(const struct capsa_features *f,
     }
     printf("}");
   }
-  // cgroup v2 as the human output reports it: where it is and which of the
-  // controllers capsa limits renderers with our own cgroup offers.
-  const capsa_cgroup_probe_t *cg = capsa_cgroup_probe();
-  printf("]},\"cgroup\":{\"mounted\":%s,\"mount\":",
-         cg->mounted ? "true" : "false");
-  json_string(cg->mount);
-  printf(",\"dir\":");
-  json_string(cg->dir);
-  static const struct {
-    unsigned bit;
-    const char *name;
-  } kControllers[] = {{CAPSA_CGROUP_CPU, "cpu"},
-                      {CAPSA_CGROUP_MEMORY, "memory"},
-                      {CAPSA_CGROUP_PIDS, "pids"}};
-  printf(",\"controllers\":[");
-  const char *sep = "";
-  for (size_t i = 0; i < sizeof kControllers / sizeof kControllers[0]; i++)
-    if (cg->available & kControllers[i].bit) {
-      printf("%s\"%s\"", sep, kControllers[i].name);
-      sep = ",";
-    }
   printf("]}}\n");
 }
 

@@ -431,7 +431,7 @@ def truth_check(probe, doc):
         cmp("cgroup v2 mount", cg.get("mount"), "" if mnt == "absent" else mnt)
         have = set(probe.get("cgroup2_dir_controllers", "").split())
         cmp("cgroup v2 controllers (cpu, memory, pids)",
-            " ".join(sorted(cg.get("controllers", []))),
+            " ".join(sorted(k for k, v in cg.get("controllers", {}).items() if v)),
             " ".join(sorted(have & {"cpu", "memory", "pids"})))
     # What capability mode applies follows from the Landlock ABI.
     cap = doc.get("capmode", {})
