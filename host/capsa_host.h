@@ -222,7 +222,9 @@ int capsa_host_init(uv_loop_t *loop, capsa_host_t *host,
                     const capsa_host_options_t *opts, capsa_host_event_cb cb);
 
 // Adds a renderer kind (copied). Only before capsa_host_start. Returns the
-// kind id (>= 0), -EBUSY after start, -ENOSPC, -EINVAL.
+// kind id (>= 0), -EBUSY after start, -ENOSPC, -EINVAL, or -ENOENT when
+// k->name is registered (CAPSA_RENDERER_KIND, host/kind_registry.h) with
+// another main or arg (capsa_host_start_error() then says so).
 int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k);
 
 // Probes the kernel, starts the zygote (which compiles each kind's policy).

@@ -14,6 +14,7 @@
 
 #include "host/fork_guard.h"
 #include "host/host_internal.h"
+#include "host/kind_registry.h"
 #include "host/text.h"
 #include "sandbox/features.h"
 
@@ -698,6 +699,17 @@ int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k) {
   if (h->started) return -EBUSY;
   if (h->nkinds == CAPSA__MAX_KINDS) return -ENOSPC;
   if (k->heartbeat_ms && k->heartbeat_timeout_ms == 0) return -EINVAL;
+  // A name registered with CAPSA_RENDERER_KIND (host/kind_registry.h) is
+  // what an exec'd zygote will run under that name: options naming another
+  // entry or argument would be a kind that silently runs different code.
+  const capsa_kind_registration_t *reg = capsa_kind_lookup(k->name);
+  if (reg && (reg->main != k->main || reg->arg != k->arg)) {
+    snprintf(h->start_error, sizeof h->start_error,
+             "kind '%.64s': main or arg differ from its CAPSA_RENDERER_KIND "
+             "registration",
+             k->name);
+    return -ENOENT;
+  }
   h->kinds[h->nkinds] = *k;
   return (int)h->nkinds++;
 }

@@ -121,4 +121,8 @@ void capsa__broker_cancel(struct capsa_host_renderer *r);
 // Called by the broker when its last pending request of r finished.
 void capsa__renderer_unpend(struct capsa_host_renderer *r);
 
+// The running binary as capsa_main opened it (host/kind_registry.h), or -1
+// when the hook did not run.
+int capsa__exe_fd(void);
+
 #endif  // CAPSA_HOST_HOST_INTERNAL_H_

@@ -3,11 +3,14 @@
 // ends the process instead of hanging the suite. The runner
 // (tests/run_tests.py) also bounds each test from outside.
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+
+#include "host/kind_registry.h"
 
 namespace {
 
@@ -41,6 +44,12 @@ class Watchdog : public ::testing::EmptyTestEventListener {
 }  // namespace
 
 int main(int argc, char **argv) {
+  // First, as every embedding binary does (host/kind_registry.h): the test
+  // binary is also what a zygote image would exec.
+  if (capsa_main(argc, argv) < 0) {
+    perror("capsa_main");
+    return 1;
+  }
   ::testing::InitGoogleTest(&argc, argv);
   unsigned seconds = 120;
   if (const char *s = getenv("CAPSA_TEST_TIMEOUT")) seconds = atoi(s);

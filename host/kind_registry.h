@@ -1,0 +1,87 @@
+// Renderer kinds registered by name, and the early hook every embedding
+// binary calls first in main().
+//
+//   static const capsa_renderer_handlers_t kPage = {...};
+//   CAPSA_RENDERER_KIND(page, "page", capsa_renderer_main, (void *)&kPage);
+//
+//   int main(int argc, char **argv) {
+//     int rc = capsa_main(argc, argv);  // first line: before any thread,
+//     if (rc < 0) return 1;             // allocation or open descriptor
+//     ...
+//     capsa_kind_options_init(&k, "page", capsa_renderer_main, (void *)&kPage);
+//     capsa_host_define_kind(&host, &k);  // checked against the registry
+//   }
+//
+// Why a registry: renderers are to descend from a zygote that is a fresh
+// exec of this very binary (issue 12: a clean image, no copy of the host's
+// heap, env, argv or mappings). Function and argument pointers do not
+// survive an exec (PIE + ASLR relocate the image), so the new image finds a
+// kind by its name in a table its own static constructors filled. Only
+// static, const data can be a kind's argument for that reason.
+//
+// Why capsa_main: it opens the running binary once (/proc/self/exe,
+// O_RDONLY | O_CLOEXEC) so that a zygote started later (or a replacement
+// after a crash) execs the same file even if the one on disk was replaced;
+// and in the zygote image (argv[0] "capsa-zygote" and fd 3 a connected unix
+// socket: both, so no user triggers it by accident) it is where the zygote
+// runs, never returning to the embedder's main.
+//
+// Status (wip-zygote): the registry, the hook and define_kind's check of a
+// registered name are in place; the zygote is still forked from the host
+// (host/zygote.h), so unregistered kinds are still accepted and a missing
+// hook is not yet an error. See README "Embedding".
+#ifndef CAPSA_HOST_KIND_REGISTRY_H_
+#define CAPSA_HOST_KIND_REGISTRY_H_
+
+#include <stdbool.h>
+
+#include "host/capsa_host.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Room for every kind of a binary; a registration beyond it is dropped and
+// remembered (capsa_kind_registry_overflowed).
+#define CAPSA_KIND_REGISTRY_MAX 64
+
+typedef struct capsa_kind_registration {
+  const char *name;
+  capsa_renderer_entry_fn main;
+  void *arg;
+} capsa_kind_registration_t;
+
+// Called by CAPSA_RENDERER_KIND's constructor; `r` must be static. A second
+// registration of the same name is ignored and marks the name ambiguous:
+// capsa_kind_lookup then fails for it.
+void capsa_kind_register(const capsa_kind_registration_t *r);
+
+// The registration of `name`, or NULL (unknown, or registered twice).
+const capsa_kind_registration_t *capsa_kind_lookup(const char *name);
+
+bool capsa_kind_registry_overflowed(void);
+
+// Registers a kind at load time, before main. `ident` names the static
+// descriptor (unique in the translation unit); `arg` must be a constant
+// address (static data), never the address of a local.
+#define CAPSA_RENDERER_KIND(ident, kname, entry, argp)                     \
+  static const capsa_kind_registration_t capsa__kind_reg_##ident = {       \
+      (kname), (entry), (void *)(argp)};                                   \
+  __attribute__((constructor)) static void capsa__kind_ctor_##ident(void) { \
+    capsa_kind_register(&capsa__kind_reg_##ident);                         \
+  }
+
+// The early hook: call as the first line of main(). Returns 0 in the
+// embedder's process (the running binary is then open for the zygote), or
+// -errno when /proc/self/exe cannot be opened. In the zygote image it does
+// not return.
+int capsa_main(int argc, char **argv);
+
+// Whether capsa_main ran in this process (and opened the binary).
+bool capsa_main_called(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CAPSA_HOST_KIND_REGISTRY_H_
