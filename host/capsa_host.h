@@ -19,13 +19,16 @@
 //   capsa_kind_options_t k;
 //   capsa_kind_options_init(&k, "page", capsa_renderer_main, (void *)&kPage);
 //   int page = capsa_host_define_kind(&host, &k);  // before start
-//   capsa_host_start(&host);                        // forks the zygote
+//   capsa_host_start(&host);                        // execs the zygote
 //   capsa_renderer_t *r;
 //   capsa_host_spawn(&host, page, NULL, &r);
 //   uv_run(uv_default_loop(), UV_RUN_DEFAULT);
 //
-// Renderers are processes forked from this very binary by the zygote
-// (host/zygote.h): no exec. Each is, before it reads its first byte: in new
+// Renderers are forked by the zygote (host/zygote.h), a fresh exec of this
+// very binary when the embedder called capsa_main() and registered its
+// kinds by name (host/kind_registry.h); otherwise, reported by
+// capsa_host_image() (or refused, require_clean_image), a fork of the host.
+// Each is, before it reads its first byte: in new
 // user/ipc/mount (empty read-only root)/net namespaces as available and in a
 // pid namespace of its own, with every descriptor but its channel (and
 // stderr, if delegated) closed, rlimited, in capability mode with its kind's
@@ -166,6 +169,13 @@ typedef struct capsa_host_options {
   // internal processes" rule). NULL: the host's own cgroup, usable only when
   // it is the hierarchy's root or already has the controllers enabled.
   const char *cgroup_parent;
+  // Refuse to start (capsa_host_start: -ENOEXEC) unless renderers can
+  // descend from a fresh exec of this binary: capsa_main() was called and
+  // every kind is registered by name (CAPSA_RENDERER_KIND). Default false:
+  // the zygote is then a fork of this process (a copy of its heap, env,
+  // argv and mappings), reported by capsa_host_image(). Embedders should
+  // set it; it will become the default once every caller is converted.
+  bool require_clean_image;
 } capsa_host_options_t;
 
 void capsa_host_options_init(capsa_host_options_t *o);
@@ -239,6 +249,12 @@ int capsa_host_start(capsa_host_t *host);
 // user=no(ENOSPC:max_user_namespaces=0) pid=no(EPERM:no-userns)"; else the
 // step and its error ("zygote: Operation not permitted").
 const char *capsa_host_start_error(const capsa_host_t *host);
+
+// What renderers descend from, after capsa_host_start: "exec" (a fresh
+// image of this binary: host/kind_registry.h) or, downgraded, "fork: " and
+// why ("capsa_main() was not called", "kind 'x' is not registered with
+// CAPSA_RENDERER_KIND"). Owned by the host; "" before start.
+const char *capsa_host_image(const capsa_host_t *host);
 
 // Starts a renderer of `kind`. On success *out is the handle (owned by the
 // host) and events follow: READY, or a failure event, then eventually

@@ -516,9 +516,15 @@ static void on_channel_error(capsa_channel_t *ch, int err, const char *why) {
 }
 
 static int start_zygote(struct capsa__host_impl *h) {
-  int err = capsa__zygote_start(
-      &h->zygote, h->zkinds, h->nkinds, h->opts.namespaces_wanted,
-      h->opts.namespaces_required, h->opts.empty_root, h->opts.stderr_fd);
+  int err = h->image_exec
+                ? capsa__zygote_exec_start(
+                      &h->zygote, h->zkinds, h->nkinds,
+                      h->opts.namespaces_wanted, h->opts.namespaces_required,
+                      h->opts.empty_root, h->opts.stderr_fd, capsa__exe_fd())
+                : capsa__zygote_start(&h->zygote, h->zkinds, h->nkinds,
+                                      h->opts.namespaces_wanted,
+                                      h->opts.namespaces_required,
+                                      h->opts.empty_root, h->opts.stderr_fd);
   // Renderers of a staged zygote inherit its filters; the outside check
   // then wants one more, the renderer's final step.
   capsa_renderer_check_t z;
@@ -784,6 +790,26 @@ int capsa_host_start(capsa_host_t *host) {
     z->limit_nofile = k->limit_open_files;
     z->limit_nproc = k->limit_processes;
   }
+  // A fresh image when it can run every kind: the binary is open
+  // (capsa_main) and each kind is found by name in it.
+  h->image_exec = capsa_main_called() && capsa__exe_fd() >= 0;
+  if (!h->image_exec)
+    snprintf(h->image, sizeof h->image, "fork: capsa_main() was not called");
+  for (unsigned i = 0; h->image_exec && i < h->nkinds; i++) {
+    if (capsa_kind_lookup(h->kinds[i].name)) continue;
+    h->image_exec = false;
+    snprintf(h->image, sizeof h->image,
+             "fork: kind '%.64s' is not registered with CAPSA_RENDERER_KIND",
+             h->kinds[i].name);
+  }
+  if (h->image_exec) snprintf(h->image, sizeof h->image, "exec");
+  if (!h->image_exec && h->opts.require_clean_image) {
+    snprintf(h->start_error, sizeof h->start_error,
+             "require_clean_image: renderers would descend from a %s",
+             h->image);
+    h->image[0] = 0;
+    return -ENOEXEC;
+  }
   int lerr = limits_setup(h);
   if (lerr < 0) {
     snprintf(h->start_error, sizeof h->start_error, "cgroups required: %s",
@@ -878,6 +904,11 @@ int capsa_renderer_kind(const capsa_renderer_t *r) {
 }
 unsigned capsa_renderer_restarts(const capsa_renderer_t *r) {
   return r ? r->restarts : 0;
+}
+
+const char *capsa_host_image(const capsa_host_t *host) {
+  if (!host || !host->impl || !host->impl->started) return "";
+  return host->impl->image;
 }
 
 int capsa_host_sandbox_summary(const capsa_host_t *host, char *buf,

@@ -59,6 +59,8 @@ struct capsa__host_impl {
   bool started;
   bool closing;
   unsigned dns_inflight;  // name lookups in the thread pool, all renderers
+  bool image_exec;        // the zygote is a fresh exec (host/zygote.h)
+  char image[160];        // capsa_host_image()
   char start_error[400];  // why the last capsa_host_start failed; "" if not
   capsa__zygote zygote;
   unsigned zygote_restarts;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "host/host_internal.h"
+#include "host/zygote.h"
 
 // Filled by constructors before main, read afterwards only: no lock. Fixed
 // size, since constructors run before anything may allocate safely.
@@ -47,7 +48,9 @@ const capsa_kind_registration_t *capsa_kind_lookup(const char *name) {
   return NULL;
 }
 
-bool capsa_kind_registry_overflowed(void) { return g_overflow; }
+bool capsa_kind_registry_overflowed(void) {
+  return g_overflow;
+}
 
 // The zygote image is recognised by both its argv[0] and a control socket
 // at fd 3 connected to a peer: an argv[0] alone could be set by any user
@@ -70,12 +73,9 @@ static bool is_zygote_image(int argc, char **argv) {
 
 int capsa_main(int argc, char **argv) {
   if (is_zygote_image(argc, argv)) {
-    // The exec'd zygote is not implemented yet (the zygote is still forked
-    // from the host): nothing here may run the embedder's main instead.
-    static const char msg[] = "capsa: zygote image not supported yet\n";
-    ssize_t n = write(2, msg, sizeof msg - 1);
-    (void)n;
-    _exit(125);
+    // The exec'd zygote (host/zygote.h): never returns to the embedder's
+    // main.
+    capsa__zygote_image_main();
   }
   if (g_exe_fd < 0) {
     int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
@@ -86,6 +86,10 @@ int capsa_main(int argc, char **argv) {
   return 0;
 }
 
-bool capsa_main_called(void) { return g_main_called; }
+bool capsa_main_called(void) {
+  return g_main_called;
+}
 
-int capsa__exe_fd(void) { return g_exe_fd; }
+int capsa__exe_fd(void) {
+  return g_exe_fd;
+}

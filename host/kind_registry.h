@@ -64,11 +64,11 @@ bool capsa_kind_registry_overflowed(void);
 // Registers a kind at load time, before main. `ident` names the static
 // descriptor (unique in the translation unit); `arg` must be a constant
 // address (static data), never the address of a local.
-#define CAPSA_RENDERER_KIND(ident, kname, entry, argp)                     \
-  static const capsa_kind_registration_t capsa__kind_reg_##ident = {       \
-      (kname), (entry), (void *)(argp)};                                   \
+#define CAPSA_RENDERER_KIND(ident, kname, entry, argp)                      \
+  static const capsa_kind_registration_t capsa__kind_reg_##ident = {        \
+      (kname), (entry), (void *)(argp)};                                    \
   __attribute__((constructor)) static void capsa__kind_ctor_##ident(void) { \
-    capsa_kind_register(&capsa__kind_reg_##ident);                         \
+    capsa_kind_register(&capsa__kind_reg_##ident);                          \
   }
 
 // The early hook: call as the first line of main(). Returns 0 in the

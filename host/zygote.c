@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -19,6 +20,7 @@
 #include "host/fd_passing.h"
 #include "host/fork_guard.h"
 #include "host/host_internal.h"
+#include "host/kind_registry.h"
 #include "ipc/loop.h"
 #include "sandbox/seccomp.h"
 
@@ -41,7 +43,10 @@ struct reply {
 #define DRAIN_KIND UINT32_MAX
 
 struct ready {
-  int32_t status;
+  int32_t status;  // 0, or why an exec'd zygote could not start
+  // An exec'd zygote builds its empty root itself (see image_main).
+  int32_t empty_root;
+  int32_t empty_root_error;
   int32_t staged;    // 1: renderers take only the final capability-mode step
   int32_t baseline;  // not staged: syscalls the zygote's baseline refuses
   int32_t kind_error[CAPSA__ZYGOTE_MAX_KINDS];
@@ -353,43 +358,41 @@ static void warm_up(void) {
   close(sv[1]);
 }
 
-static int zygote_main(void *arg) {
-  const struct boot *b = arg;
+// Everything the zygote does once its kinds are known (g_kinds, g_nkinds,
+// g_namespaces, g_empty_root), in either image: compile, stage, report
+// ready, serve. `dirfds` (owned; closed once the policies recorded the
+// directories) are the exec'd image's received directory descriptors.
+static int zygote_body(bool baseline_ok, int *dirfds, unsigned ndirfds) {
   signal(SIGPIPE, SIG_IGN);
-  memcpy(g_kinds, b->kinds, b->nkinds * sizeof g_kinds[0]);
-  g_nkinds = b->nkinds;
-  struct capsa_ns_report self;
-  if (capsa_ns_self(&self) == 0) {
-    g_namespaces = self.applied;
-    g_empty_root = self.empty_root;
-  }
   // no_new_privs now: nothing the zygote or a renderer runs can gain
   // privileges (there is no exec in capability mode anyway).
   prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   // Compile each policy once; renderers only load the result.
   for (unsigned k = 0; k < g_nkinds; k++) {
-    if (!g_kinds[k].capmode) continue;
+    if (!g_kinds[k].capmode || g_ready.kind_error[k] < 0) continue;
     int err = capsa_capmode_policy_compile(g_kinds[k].capmode);
     if (err == 0)
       err =
           capsa_capmode_policy_report(g_kinds[k].capmode, &g_ready.capmode[k]);
     g_ready.kind_error[k] = err;
   }
+  for (unsigned i = 0; i < ndirfds; i++) close(dirfds[i]);
   warm_up();
   // Everything open now beyond stdio and the control socket belongs to the
   // policies (the launcher closed all else before we ran).
   for (int fd = CTRL_FD + 1; fd < 1024 && g_npolicy_fds < MAX_POLICY_FDS; fd++)
     if (fcntl(fd, F_GETFD) >= 0) g_policy_fds[g_npolicy_fds++] = fd;
   // After the scan: renderers do not need the stage's own ruleset.
-  enter_stage(b->baseline_ok);
-  enter_baseline(b->baseline_ok);
+  enter_stage(baseline_ok);
+  enter_baseline(baseline_ok);
   for (unsigned k = 0; k < g_nkinds; k++) format_report(k);
+  g_ready.empty_root = g_empty_root;
   if (capsa__send_fd(CTRL_FD, &g_ready, sizeof g_ready, -1) < 0) return 1;
-  // Fork with a compact heap: free chunks the zygote (a copy of the host)
-  // left behind are consolidated and returned now, once, not by each
-  // renderer's first malloc, where walking them costs a copy-on-write fault
-  // per page touched; and fork copies fewer page tables. (Per request the
-  // zygote only allocates small chunks that malloc's caches recycle.)
+  // Fork with a compact heap: free chunks the zygote left behind are
+  // consolidated and returned now, once, not by each renderer's first
+  // malloc, where walking them costs a copy-on-write fault per page
+  // touched; and fork copies fewer page tables. (Per request the zygote
+  // only allocates small chunks that malloc's caches recycle.)
   malloc_trim(0);
   for (unsigned k = 0; k < g_nkinds; k++) make_spare(k);
   for (;;) {
@@ -409,6 +412,207 @@ static int zygote_main(void *arg) {
   }
 }
 
+// The forked zygote (a copy of the host): its kinds are in the copied
+// memory already.
+static int zygote_main(void *arg) {
+  const struct boot *b = arg;
+  memcpy(g_kinds, b->kinds, b->nkinds * sizeof g_kinds[0]);
+  g_nkinds = b->nkinds;
+  struct capsa_ns_report self;
+  if (capsa_ns_self(&self) == 0) {
+    g_namespaces = self.applied;
+    g_empty_root = self.empty_root;
+  }
+  return zygote_body(b->baseline_ok, NULL, 0);
+}
+
+// --- the exec'd zygote image ------------------------------------------------
+//
+// The host's launcher child (namespaces applied, uid mapped, every
+// descriptor closed but 2, the control socket at 3 and the binary at 4)
+// execs the binary as argv {"capsa-zygote"} with an empty environment;
+// capsa_main() in the new image calls capsa__zygote_image_main(). The host
+// then sends one configuration datagram (struct zcfg, then each kind's
+// encoded policy) and one datagram per policy directory (struct zdir with
+// the descriptor). Kinds are found by name in the image's own registry.
+
+#define CFG_MAGIC 0x47465a43u /* "CZFG" */
+#define CFG_MAX (64 * 1024)
+#define CFG_MAX_DIRS 16
+#define EXE_FD 4
+
+struct zcfg_kind {
+  char name[64];
+  uint32_t has_capmode, pid_namespace, keep_spare, no_stage;
+  uint64_t limit_as, limit_cpu, limit_nofile, limit_nproc;
+  uint32_t policy_off, policy_len;  // in the datagram
+  uint32_t ndirs;                   // its directories' datagrams, in order
+};
+
+struct zcfg {
+  uint32_t magic;
+  int32_t host_pid;  // our parent: anything else is not our host
+  uint32_t nkinds;
+  uint32_t ns_applied;  // what the launcher applied
+  uint32_t empty_root, empty_root_required;
+  uint32_t baseline_ok;
+  uint32_t ndirs;  // directory datagrams that follow
+  struct zcfg_kind kinds[CAPSA__ZYGOTE_MAX_KINDS];
+};
+
+struct zdir {
+  uint32_t kind, index;
+};
+
+static union {
+  struct zcfg cfg;
+  unsigned char bytes[CFG_MAX];
+} g_cfg;
+
+// Fails the start: the host reads `err` as the zygote's answer.
+static _Noreturn void image_fail(int err) {
+  g_ready.status = err;
+  capsa__send_fd(CTRL_FD, &g_ready, sizeof g_ready, -1);
+  _exit(125);
+}
+
+_Noreturn void capsa__zygote_image_main(void) {
+  // Cleared by some execs; our host's death is ours.
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  ssize_t n = capsa__recv_fd(CTRL_FD, g_cfg.bytes, sizeof g_cfg, NULL,
+                             ZYGOTE_TIMEOUT_MS);
+  const struct zcfg *c = &g_cfg.cfg;
+  if (n < (ssize_t)sizeof *c || c->magic != CFG_MAGIC ||
+      c->nkinds > CAPSA__ZYGOTE_MAX_KINDS || c->ndirs > CFG_MAX_DIRS)
+    image_fail(-EBADMSG);
+  if (getppid() != (pid_t)c->host_pid) _exit(125);
+  int dirs[CFG_MAX_DIRS];
+  unsigned ndirs = 0;
+  for (unsigned i = 0; i < c->ndirs; i++) {
+    struct zdir d;
+    int fd = -1;
+    ssize_t m = capsa__recv_fd(CTRL_FD, &d, sizeof d, &fd, ZYGOTE_TIMEOUT_MS);
+    if (m != (ssize_t)sizeof d || fd < 0) image_fail(-EBADMSG);
+    dirs[ndirs++] = fd;
+  }
+  g_namespaces = c->ns_applied;
+  if (c->empty_root) {
+    int err = capsa_ns_enter_empty_root();
+    g_empty_root = err == 0;
+    g_ready.empty_root_error = err;
+    if (err < 0 && c->empty_root_required) image_fail(err);
+  }
+  g_nkinds = c->nkinds;
+  unsigned next_dir = 0;
+  for (unsigned k = 0; k < g_nkinds; k++) {
+    const struct zcfg_kind *ck = &c->kinds[k];
+    struct capsa__zygote_kind *z = &g_kinds[k];
+    if (memchr(ck->name, 0, sizeof ck->name) == NULL ||
+        ck->ndirs > ndirs - next_dir || ck->policy_off > (size_t)n ||
+        ck->policy_len > (size_t)n - ck->policy_off)
+      image_fail(-EBADMSG);
+    z->name = ck->name;  // in g_cfg: lives as long as we do
+    z->pid_namespace = ck->pid_namespace;
+    z->keep_spare = ck->keep_spare;
+    z->no_stage = ck->no_stage;
+    z->limit_as = ck->limit_as;
+    z->limit_cpu = ck->limit_cpu;
+    z->limit_nofile = ck->limit_nofile;
+    z->limit_nproc = ck->limit_nproc;
+    // Function and argument pointers of the host mean nothing here: the
+    // kind is this image's registration of the same name.
+    const capsa_kind_registration_t *reg = capsa_kind_lookup(ck->name);
+    if (!reg) {
+      g_ready.kind_error[k] = -ENOENT;
+    } else {
+      z->main = reg->main;
+      z->arg = reg->arg;
+    }
+    if (ck->has_capmode && g_ready.kind_error[k] == 0) {
+      int err = capsa_capmode_policy_decode(g_cfg.bytes + ck->policy_off,
+                                            ck->policy_len, dirs + next_dir,
+                                            ck->ndirs, &z->capmode);
+      if (err < 0) g_ready.kind_error[k] = err;
+    }
+    next_dir += ck->ndirs;
+  }
+  _exit(zygote_body(c->baseline_ok != 0, dirs, ndirs));
+}
+
+// In the launcher's child: becomes the zygote image. Descriptors: 2, the
+// control socket at 3 and the binary at 4 (all others closed by the
+// launcher; closed again here so that nothing else can reach the image).
+static int exec_zygote(void *arg) {
+  (void)arg;
+  syscall(SYS_close_range, EXE_FD + 1, ~0u, 0);
+  // The binary's own descriptor goes with the exec.
+  if (fcntl(EXE_FD, F_SETFD, FD_CLOEXEC) < 0) return 127;
+  char *const argv[] = {(char *)"capsa-zygote", NULL};
+  char *const envp[] = {NULL};
+  syscall(SYS_execveat, EXE_FD, "", argv, envp, AT_EMPTY_PATH);
+  return 127;
+}
+
+// Sends the exec'd zygote its configuration. 0 or -errno.
+static int send_config(int sock, const struct capsa__zygote_kind *kinds,
+                       unsigned nkinds, bool empty_root, bool root_required,
+                       unsigned ns_applied, bool baseline_ok) {
+  unsigned char *buf = calloc(1, CFG_MAX);
+  if (!buf) return -ENOMEM;
+  struct zcfg *c = (struct zcfg *)buf;
+  c->magic = CFG_MAGIC;
+  c->host_pid = getpid();
+  c->nkinds = nkinds;
+  c->ns_applied = ns_applied;
+  c->empty_root = empty_root;
+  c->empty_root_required = root_required;
+  c->baseline_ok = baseline_ok;
+  size_t off = sizeof *c;
+  int dirs[CFG_MAX_DIRS];
+  unsigned dir_kind[CFG_MAX_DIRS];
+  unsigned ndirs = 0;
+  int err = 0;
+  for (unsigned k = 0; err == 0 && k < nkinds; k++) {
+    struct zcfg_kind *ck = &c->kinds[k];
+    if (strlen(kinds[k].name) >= sizeof ck->name) {
+      err = -ENAMETOOLONG;
+      break;
+    }
+    strcpy(ck->name, kinds[k].name);
+    ck->pid_namespace = kinds[k].pid_namespace;
+    ck->keep_spare = kinds[k].keep_spare;
+    ck->no_stage = kinds[k].no_stage;
+    ck->limit_as = kinds[k].limit_as;
+    ck->limit_cpu = kinds[k].limit_cpu;
+    ck->limit_nofile = kinds[k].limit_nofile;
+    ck->limit_nproc = kinds[k].limit_nproc;
+    if (!kinds[k].capmode) continue;
+    ck->has_capmode = 1;
+    unsigned nd = 0;
+    ssize_t len =
+        capsa_capmode_policy_encode(kinds[k].capmode, buf + off, CFG_MAX - off,
+                                    dirs + ndirs, CFG_MAX_DIRS - ndirs, &nd);
+    if (len < 0) {
+      err = (int)len;
+      break;
+    }
+    ck->policy_off = (uint32_t)off;
+    ck->policy_len = (uint32_t)len;
+    ck->ndirs = nd;
+    for (unsigned i = 0; i < nd; i++) dir_kind[ndirs + i] = k;
+    ndirs += nd;
+    off += (size_t)len;
+  }
+  c->ndirs = ndirs;
+  if (err == 0) err = capsa__send_fd(sock, buf, off, -1);
+  for (unsigned i = 0; err == 0 && i < ndirs; i++) {
+    struct zdir d = {dir_kind[i], i};
+    err = capsa__send_fd(sock, &d, sizeof d, dirs[i]);
+  }
+  free(buf);
+  return err;
+}
+
 // --- in the host ------------------------------------------------------------
 
 // Whether /proc/PID/status says how many filters a process has (Linux 5.9).
@@ -418,10 +622,10 @@ static bool seccomp_filters_visible(void) {
   return capsa__check_status(getpid(), &own) == 0 && own.seccomp_filters >= 0;
 }
 
-int capsa__zygote_start(capsa__zygote *z,
+static int zygote_start(capsa__zygote *z,
                         const struct capsa__zygote_kind *kinds, unsigned nkinds,
                         unsigned ns_wanted, unsigned ns_required,
-                        bool empty_root, int stderr_fd) {
+                        bool empty_root, int stderr_fd, int exe_fd) {
   if (!z || (!kinds && nkinds) || nkinds > CAPSA__ZYGOTE_MAX_KINDS)
     return -EINVAL;
   memset(z, 0, sizeof *z);
@@ -440,9 +644,12 @@ int capsa__zygote_start(capsa__zygote *z,
   int err = capsa_ns_policy_set_namespaces(p, ns_wanted & ~CAPSA_NAMESPACE_PID,
                                            ns_required & ~CAPSA_NAMESPACE_PID);
   // The empty root needs the mount namespace; it is required when that is.
-  if (err == 0 && (ns_wanted & CAPSA_NAMESPACE_MOUNT))
-    err = capsa_ns_policy_set_empty_root(
-        p, empty_root, empty_root && (ns_required & CAPSA_NAMESPACE_MOUNT));
+  // An exec'd zygote builds its empty root itself, after the exec: the
+  // exec needs the dynamic loader and libraries of the host's root.
+  bool root_required = empty_root && (ns_required & CAPSA_NAMESPACE_MOUNT);
+  if (err == 0 && (ns_wanted & CAPSA_NAMESPACE_MOUNT) && exe_fd < 0)
+    err = capsa_ns_policy_set_empty_root(p, empty_root, root_required);
+  if (err == 0 && exe_fd >= 0) err = capsa_ns_policy_keep_fd(p, exe_fd, EXE_FD);
   if (err == 0) err = capsa_ns_policy_keep_fd(p, sv[1], CTRL_FD);
   if (err == 0 && stderr_fd >= 0)
     err = capsa_ns_policy_keep_fd(p, stderr_fd, 2);
@@ -451,7 +658,9 @@ int capsa__zygote_start(capsa__zygote *z,
   struct capsa_ns_report rep;
   memset(&rep, 0, sizeof rep);
   struct capsa_ns_child c;
-  if (err == 0) err = capsa_ns_spawn(p, zygote_main, &b, &c, &rep);
+  if (err == 0)
+    err = capsa_ns_spawn(p, exe_fd >= 0 ? exec_zygote : zygote_main, &b, &c,
+                         &rep);
   capsa_ns_policy_free(p);
   close(sv[1]);
   if (err < 0) {
@@ -463,11 +672,25 @@ int capsa__zygote_start(capsa__zygote *z,
   z->pidfd = c.pidfd;
   z->pid = c.pid;
   z->ns = rep;
+  z->exec = exe_fd >= 0;
+  if (z->exec) {
+    bool want_root = empty_root && (rep.applied & CAPSA_NAMESPACE_MOUNT);
+    err = send_config(z->sock, kinds, nkinds, want_root, root_required,
+                      rep.applied, b.baseline_ok);
+    if (err < 0) {
+      capsa__zygote_stop(z);
+      return err;
+    }
+  }
   struct ready rd;
   ssize_t n = capsa__recv_fd(z->sock, &rd, sizeof rd, NULL, ZYGOTE_TIMEOUT_MS);
-  if (n != (ssize_t)sizeof rd) {
+  if (n != (ssize_t)sizeof rd || rd.status < 0) {
     capsa__zygote_stop(z);
-    return n < 0 ? (int)n : -EPROTO;
+    return n < 0 ? (int)n : n == (ssize_t)sizeof rd ? rd.status : -EPROTO;
+  }
+  if (z->exec) {
+    z->ns.empty_root = rd.empty_root == 1;
+    z->ns.empty_root_error = rd.empty_root_error;
   }
   z->staged = rd.staged == 1;
   z->baseline = rd.baseline > 0 ? (unsigned)rd.baseline : 0;
@@ -476,6 +699,24 @@ int capsa__zygote_start(capsa__zygote *z,
     z->capmode[k] = rd.capmode[k];
   }
   return 0;
+}
+
+int capsa__zygote_start(capsa__zygote *z,
+                        const struct capsa__zygote_kind *kinds, unsigned nkinds,
+                        unsigned ns_wanted, unsigned ns_required,
+                        bool empty_root, int stderr_fd) {
+  return zygote_start(z, kinds, nkinds, ns_wanted, ns_required, empty_root,
+                      stderr_fd, -1);
+}
+
+int capsa__zygote_exec_start(capsa__zygote *z,
+                             const struct capsa__zygote_kind *kinds,
+                             unsigned nkinds, unsigned ns_wanted,
+                             unsigned ns_required, bool empty_root,
+                             int stderr_fd, int exe_fd) {
+  if (exe_fd < 0) return -EBADF;
+  return zygote_start(z, kinds, nkinds, ns_wanted, ns_required, empty_root,
+                      stderr_fd, exe_fd);
 }
 
 int capsa__zygote_fork(capsa__zygote *z, unsigned kind, int channel_fd,

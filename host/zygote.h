@@ -32,6 +32,12 @@
 // different policies, and the zygote stays outside capability mode while each
 // renderer enters in full (z->staged says which).
 //
+// Two images: capsa__zygote_start forks the zygote from the caller (a
+// copy of the host: its heap, env, argv and mappings; kept for kinds not
+// registered by name and binaries that did not call capsa_main), and
+// capsa__zygote_exec_start makes it a fresh exec of the binary (issue 12:
+// nothing of the host's reaches a renderer but what it is sent).
+//
 // Internal to the host library (capsa__ prefix); the zygote reads only the
 // host's requests, never renderer data.
 #ifndef CAPSA_HOST_ZYGOTE_H_
@@ -97,6 +103,9 @@ typedef struct capsa__zygote {
   // Not staged: how many syscalls the zygote's capability-mode baseline
   // refuses for itself and every renderer (0: none installed).
   unsigned baseline;
+  // A fresh exec of the binary (capsa__zygote_exec_start), not a fork of
+  // the caller.
+  bool exec;
 } capsa__zygote;
 
 // Starts the zygote. `kinds` (borrowed; the zygote keeps its copy of the
@@ -111,6 +120,27 @@ int capsa__zygote_start(capsa__zygote *z,
                         const struct capsa__zygote_kind *kinds, unsigned nkinds,
                         unsigned ns_wanted, unsigned ns_required,
                         bool empty_root, int stderr_fd);
+
+// The same, but the zygote is a fresh image: the launcher's child execs
+// `exe_fd` (borrowed; the binary, as capsa_main opened it) with argv
+// {"capsa-zygote"}, an empty environment and only fds 2 and 3 (its control
+// socket), builds the empty root itself, and gets its kinds (names, limits,
+// encoded policies and their directories) over the control socket. It runs
+// each kind's entry as the new image registered it under that name
+// (host/kind_registry.h); `kinds[i].main` and `.arg` are not used, and a
+// name the image does not know is kind_error -ENOENT. Nothing of the
+// caller's memory, environment, argv or mappings reaches it. -EBADF
+// without `exe_fd`; otherwise as capsa__zygote_start.
+int capsa__zygote_exec_start(capsa__zygote *z,
+                             const struct capsa__zygote_kind *kinds,
+                             unsigned nkinds, unsigned ns_wanted,
+                             unsigned ns_required, bool empty_root,
+                             int stderr_fd, int exe_fd);
+
+// In the exec'd image, called by capsa_main (argv[0] "capsa-zygote", the
+// control socket at fd 3): receives the configuration and serves the host.
+// Never returns.
+_Noreturn void capsa__zygote_image_main(void);
 
 // Forks a renderer of `kind` whose fd 3 is `channel_fd` (borrowed: the
 // caller still closes its copy). On success *child holds the renderer's pidfd

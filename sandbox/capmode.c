@@ -28,46 +28,9 @@
 
 // enter() patches a copy of the BPF on its stack (no allocation).
 #define MAX_BPF_INSNS 1024
-#define MAX_PID_PATCHES 16
+#define MAX_PID_PATCHES CAPSA__MAX_PID_PATCHES
 
 volatile int capsa__in_capmode;
-
-struct extra_row {
-  int nr;
-  unsigned ncmp;
-  struct capsa_arg_cmp cmp[3];
-  char *reason;
-};
-
-struct capsa_capmode_policy {
-  // Recorded by setters.
-  struct extra_row *extra;
-  unsigned nextra, cap_extra;
-  int *dirs;
-  unsigned ndirs, cap_dirs;
-  bool held_dirs;
-  bool trace_set, trace;
-  unsigned disabled;
-  // Built by compile().
-  bool compiled;
-  bool tsync;
-  int ruleset_fd;        // -1: no Landlock layer
-  struct capsa_bpf bpf;  // len 0: no seccomp layer
-  unsigned pid_patch[MAX_PID_PATCHES];
-  unsigned npid_patch;
-  char **names;
-  unsigned nnames;
-  struct capsa_capmode_report report;
-  // Staged entry (see capmode.h): launcher-only rows, recorded; the
-  // launcher's filter (the table + those rows, signals to any pid) and the
-  // final filter that takes them away again, built by compile().
-  struct extra_row *launch;
-  unsigned nlaunch, cap_launch;
-  struct capsa_bpf launch_bpf;
-  struct capsa_bpf final_bpf;
-  unsigned final_pid_patch[MAX_PID_PATCHES];
-  unsigned nfinal_pid_patch;
-};
 
 // The launcher stage this process (or the launcher it was forked from)
 // entered, and whether this process has taken the final step since.
@@ -115,9 +78,9 @@ static bool refused_by_table(int nr) {
   return false;
 }
 
-static int push_row(struct extra_row **rows, unsigned *n, unsigned *cap, int nr,
-                    const struct capsa_arg_cmp *cmps, unsigned ncmps,
-                    const char *reason) {
+int capsa__capmode_push_row(struct extra_row **rows, unsigned *n, unsigned *cap,
+                            int nr, const struct capsa_arg_cmp *cmps,
+                            unsigned ncmps, const char *reason) {
   if (*n == *cap) {
     unsigned c = *cap ? 2 * *cap : 8;
     struct extra_row *e = realloc(*rows, c * sizeof(*e));
@@ -142,8 +105,8 @@ int capsa_capmode_policy_allow(capsa_capmode_policy *p, int syscall_nr,
     return -EINVAL;
   if (p->compiled) return -EBUSY;
   if (refused_by_table(syscall_nr)) return -EPERM;
-  return push_row(&p->extra, &p->nextra, &p->cap_extra, syscall_nr, cmps, ncmps,
-                  reason);
+  return capsa__capmode_push_row(&p->extra, &p->nextra, &p->cap_extra,
+                                 syscall_nr, cmps, ncmps, reason);
 }
 
 int capsa_capmode_policy_allow_launcher(capsa_capmode_policy *p,
@@ -155,8 +118,8 @@ int capsa_capmode_policy_allow_launcher(capsa_capmode_policy *p,
   if (p->compiled) return -EBUSY;
   int nr = seccomp_syscall_resolve_name(syscall_name);
   if (nr < 0) return -ENOENT;
-  return push_row(&p->launch, &p->nlaunch, &p->cap_launch, nr, cmps, ncmps,
-                  reason);
+  return capsa__capmode_push_row(&p->launch, &p->nlaunch, &p->cap_launch, nr,
+                                 cmps, ncmps, reason);
 }
 
 capsa_capmode_policy *capsa_capmode_policy_dup(const capsa_capmode_policy *p) {
@@ -165,11 +128,13 @@ capsa_capmode_policy *capsa_capmode_policy_dup(const capsa_capmode_policy *p) {
   if (!d) return NULL;
   int rc = 0;
   for (unsigned i = 0; rc == 0 && i < p->nextra; i++)
-    rc = push_row(&d->extra, &d->nextra, &d->cap_extra, p->extra[i].nr,
-                  p->extra[i].cmp, p->extra[i].ncmp, p->extra[i].reason);
+    rc = capsa__capmode_push_row(&d->extra, &d->nextra, &d->cap_extra,
+                                 p->extra[i].nr, p->extra[i].cmp,
+                                 p->extra[i].ncmp, p->extra[i].reason);
   for (unsigned i = 0; rc == 0 && i < p->nlaunch; i++)
-    rc = push_row(&d->launch, &d->nlaunch, &d->cap_launch, p->launch[i].nr,
-                  p->launch[i].cmp, p->launch[i].ncmp, p->launch[i].reason);
+    rc = capsa__capmode_push_row(&d->launch, &d->nlaunch, &d->cap_launch,
+                                 p->launch[i].nr, p->launch[i].cmp,
+                                 p->launch[i].ncmp, p->launch[i].reason);
   if (rc == 0 && p->ndirs) {
     if (!(d->dirs = malloc(p->ndirs * sizeof(*d->dirs)))) rc = -ENOMEM;
     if (rc == 0) memcpy(d->dirs, p->dirs, p->ndirs * sizeof(*d->dirs));

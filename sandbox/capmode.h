@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "sandbox/errors.h"
 
@@ -148,6 +149,33 @@ void capsa_capmode_policy_free(capsa_capmode_policy *p);
 // launcher rows, directories, tracing, disabled layers. NULL on ENOMEM or
 // when p is NULL. Owned by the caller.
 capsa_capmode_policy *capsa_capmode_policy_dup(const capsa_capmode_policy *p);
+
+// Encoding: what a policy recorded (rows, launcher rows, directories,
+// tracing, disabled layers), as bytes, for a process that shares no memory
+// with the recorder: a zygote that is a fresh exec of the host's binary.
+// Both ends must be the same binary (host byte order, no versioning).
+//
+//   unsigned char buf[8192];
+//   int dirs[4];
+//   unsigned ndirs;
+//   ssize_t n = capsa_capmode_policy_encode(p, buf, sizeof buf, dirs, 4,
+//                                           &ndirs);  // send buf + dirs
+//   capsa_capmode_policy *q;   // in the other process, with its copies of
+//   capsa_capmode_policy_decode(buf, n, its_dirs, ndirs, &q);  // the dirs
+//
+// encode: `p` borrowed, uncompiled (-EBUSY otherwise); tracing left unset
+// is resolved now from this process's CAPSA_TRACE. dirfds[0..*ndirfds) are
+// p's directory descriptors, borrowed (still the caller's), to send beside
+// the bytes in that order. Returns the byte count, -ENOSPC (buf too small),
+// -E2BIG (more directories than max_dirfds) or -EINVAL.
+ssize_t capsa_capmode_policy_encode(const capsa_capmode_policy *p, void *buf,
+                                    size_t len, int *dirfds,
+                                    unsigned max_dirfds, unsigned *ndirfds);
+// decode: `dirfds` borrowed; as with _allow_dir they must stay open until
+// the new policy is compiled. *out is owned by the caller. 0, -EBADMSG
+// (malformed or truncated), -ENOMEM, or allow_dir's error for a dirfd.
+int capsa_capmode_policy_decode(const void *buf, size_t len, const int *dirfds,
+                                unsigned ndirfds, capsa_capmode_policy **out);
 
 // --- Staged entry: a launcher (a zygote) pays for capability mode once ---
 //

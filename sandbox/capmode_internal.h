@@ -3,7 +3,10 @@
 #ifndef CAPSA_SANDBOX_CAPMODE_INTERNAL_H_
 #define CAPSA_SANDBOX_CAPMODE_INTERNAL_H_
 
+#include <stdbool.h>
 #include <stddef.h>
+
+#include "sandbox/seccomp.h"
 
 #include "sandbox/capmode.h"
 
@@ -44,6 +47,51 @@ int capsa__trace_install(const char *const *names, unsigned nnames);
 // Builds the name table (malloc'd; caller frees each entry and the array).
 char **capsa__trace_names_new(unsigned *nnames);
 void capsa__trace_names_free(char **names, unsigned nnames);
+
+// The policy object, shared with capmode_wire.c (its encoding for a
+// zygote image, see sandbox/capmode.h).
+#define CAPSA__MAX_PID_PATCHES 16
+struct extra_row {
+  int nr;
+  unsigned ncmp;
+  struct capsa_arg_cmp cmp[3];
+  char *reason;
+};
+
+struct capsa_capmode_policy {
+  // Recorded by setters.
+  struct extra_row *extra;
+  unsigned nextra, cap_extra;
+  int *dirs;
+  unsigned ndirs, cap_dirs;
+  bool held_dirs;
+  bool trace_set, trace;
+  unsigned disabled;
+  // Built by compile().
+  bool compiled;
+  bool tsync;
+  int ruleset_fd;        // -1: no Landlock layer
+  struct capsa_bpf bpf;  // len 0: no seccomp layer
+  unsigned pid_patch[CAPSA__MAX_PID_PATCHES];
+  unsigned npid_patch;
+  char **names;
+  unsigned nnames;
+  struct capsa_capmode_report report;
+  // Staged entry (see capmode.h): launcher-only rows, recorded; the
+  // launcher's filter (the table + those rows, signals to any pid) and the
+  // final filter that takes them away again, built by compile().
+  struct extra_row *launch;
+  unsigned nlaunch, cap_launch;
+  struct capsa_bpf launch_bpf;
+  struct capsa_bpf final_bpf;
+  unsigned final_pid_patch[CAPSA__MAX_PID_PATCHES];
+  unsigned nfinal_pid_patch;
+};
+
+// Appends a row (reason copied) to *rows. 0 or -ENOMEM.
+int capsa__capmode_push_row(struct extra_row **rows, unsigned *n, unsigned *cap,
+                            int nr, const struct capsa_arg_cmp *cmps,
+                            unsigned ncmps, const char *reason);
 
 // Set once a process has crossed the point of no return (inherited by fork
 // and threads; exec is refused in capability mode).

@@ -310,6 +310,10 @@ static int make_empty_root(void) {
   return 0;
 }
 
+int capsa_ns_enter_empty_root(void) {
+  return make_empty_root();
+}
+
 // Puts kept descriptors at their targets, stdio on `devnull` unless kept,
 // `extra` (the status pipe; -1 for none) just above them, and closes the
 // rest. Returns the new number of `extra` (or 0), or -errno.

@@ -130,6 +130,14 @@ int capsa_ns_spawn(const capsa_ns_policy *p, int (*fn)(void *arg), void *arg,
 // any other process.
 int capsa_ns_self(struct capsa_ns_report *out);
 
+// The empty read-only root for the calling process itself: for a process
+// that was exec'd after capsa_ns_spawn (an exec needs the binary's dynamic
+// loader and libraries, which the empty root no longer has), so it builds
+// the root once its image is loaded. The caller must be alone in its own
+// mount namespace with CAP_SYS_ADMIN there. 0 or -errno (the step that
+// failed; the root may then be half built: treat as fatal if required).
+int capsa_ns_enter_empty_root(void);
+
 // The zygote's fork: clone3 with CLONE_PIDFD and, from the policy, only
 // CLONE_NEWPID / CLONE_NEWIPC / CLONE_NEWNET (the caller is already in its
 // user and mount namespaces) and CLONE_PARENT. No round trip: returns 0 in

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/kind_registry.h"
 #include "host/png_writer.h"
 #include "ipc/handle.h"
 #include "ipc/shm.h"
@@ -89,6 +90,14 @@ static void on_event(capsa_host_t *host, const capsa_host_event_t *ev) {
   }
 }
 
+// The CLI's kinds, found by name in the exec'd zygote image
+// (host/kind_registry.h).
+CAPSA_RENDERER_KIND(page, "page", capsa_renderer_main, &capsa_page_renderer)
+CAPSA_RENDERER_KIND(gzip, "gzip", capsa_renderer_main_limited,
+                    &capsa_gzip_renderer)
+CAPSA_RENDERER_KIND(hostile, "hostile", capsa_renderer_main,
+                    &capsa_hostile_renderer)
+
 int capsa_cli_host_open(struct capsa_cli_host *h) {
   memset(h, 0, sizeof *h);
   int err = uv_loop_init(&h->loop);
@@ -96,6 +105,7 @@ int capsa_cli_host_open(struct capsa_cli_host *h) {
   capsa_host_options_t o;
   capsa_host_options_init(&o);
   o.stderr_fd = 2;
+  o.require_clean_image = true;
   if (access(FONT_DIR "DejaVuSans.ttf", R_OK) == 0) {
     o.font_regular = FONT_DIR "DejaVuSans.ttf";
     o.font_bold = FONT_DIR "DejaVuSans-Bold.ttf";

@@ -103,6 +103,7 @@ int capsa_cmd_demo(int argc, char **argv) {
       "capsa demo: three renderers, each in capability mode before its "
       "first byte of input\n");
   printf("launcher:  %s\n", line);
+  printf("image:     %s\n", capsa_host_image(&h.host));
   if (capsa_host_limits_summary(&h.host, line, sizeof line) > 0)
     printf("%-10s %s\n", "limits:", line + strlen("limits: "));
   struct capsa_capmode_report cr;

@@ -18,11 +18,14 @@
 
 #include "host/capsa_host.h"
 #include "host/cli/commands.h"
+#include "host/kind_registry.h"
 #include "renderer/fuzz/fuzz_renderer.h"
 
 static const char kUsage[] =
     "usage: capsa fuzz [--seconds N] [--seed S] [--replay FILE] "
     "[--hang-seconds N]";
+
+CAPSA_RENDERER_KIND(fuzz, "fuzz", capsa_fuzz_renderer_main, NULL)
 
 enum { kParallel = 2, kHangSeconds = 15 };  // default for --hang-seconds
 
@@ -146,6 +149,7 @@ static int run_worker(uint64_t seed, unsigned seconds, int nreplay,
   capsa_host_options_t o;
   capsa_host_options_init(&o);
   o.stderr_fd = -1;
+  o.require_clean_image = true;
   if (capsa_host_init(&w.loop, &w.host, &o, on_event) < 0) return 1;
   w.host.data = &w;
   capsa_kind_options_t k;

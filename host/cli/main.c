@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "host/cli/commands.h"
+#include "host/kind_registry.h"
 #include "host/version.h"
 
 static const struct capsa_cli_command kCommands[] = {
@@ -29,6 +30,11 @@ static void print_usage(FILE *out) {
 }
 
 int main(int argc, char **argv) {
+  // First: in the zygote image this does not return (host/kind_registry.h).
+  if (capsa_main(argc, argv) < 0) {
+    perror("capsa: capsa_main");
+    return 1;
+  }
   if (argc < 2) {
     fprintf(stderr, "capsa: missing command\n");
     print_usage(stderr);

@@ -20,8 +20,12 @@
 
 namespace {
 
-int EntryA(int, const capsa_sandbox_report_t *, void *) { return 0; }
-int EntryB(int, const capsa_sandbox_report_t *, void *) { return 1; }
+int EntryA(int, const capsa_sandbox_report_t *, void *) {
+  return 0;
+}
+int EntryB(int, const capsa_sandbox_report_t *, void *) {
+  return 1;
+}
 
 const int kArgA = 7;
 
