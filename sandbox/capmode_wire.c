@@ -36,8 +36,12 @@ static void put(struct wbuf *w, const void *v, size_t n) {
   w->off += n;
 }
 
-static void put_u32(struct wbuf *w, uint32_t v) { put(w, &v, sizeof v); }
-static void put_u64(struct wbuf *w, uint64_t v) { put(w, &v, sizeof v); }
+static void put_u32(struct wbuf *w, uint32_t v) {
+  put(w, &v, sizeof v);
+}
+static void put_u64(struct wbuf *w, uint64_t v) {
+  put(w, &v, sizeof v);
+}
 
 static void put_row(struct wbuf *w, const struct extra_row *r) {
   put_u32(w, (uint32_t)r->nr);
@@ -146,9 +150,9 @@ int capsa_capmode_policy_decode(const void *buf, size_t len, const int *dirfds,
   uint32_t ndirs = get_u32(&r), disabled = get_u32(&r);
   unsigned char flags[4];
   get(&r, flags, sizeof flags);
-  if (r.bad || magic != WIRE_MAGIC || nextra > MAX_ROWS ||
-      nlaunch > MAX_ROWS || ndirs != ndirfds || (disabled & ~CAPSA_LAYER_ALL) ||
-      flags[0] > 1 || flags[1] > 1)
+  if (r.bad || magic != WIRE_MAGIC || nextra > MAX_ROWS || nlaunch > MAX_ROWS ||
+      ndirs != ndirfds || (disabled & ~CAPSA_LAYER_ALL) || flags[0] > 1 ||
+      flags[1] > 1)
     return -EBADMSG;
   capsa_capmode_policy *p = capsa_capmode_policy_new();
   if (!p) return -ENOMEM;
