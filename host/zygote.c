@@ -674,7 +674,16 @@ static int zygote_start(capsa__zygote *z,
   z->ns = rep;
   z->exec = exe_fd >= 0;
   if (z->exec) {
-    bool want_root = empty_root && (rep.applied & CAPSA_NAMESPACE_MOUNT);
+    bool want_root = empty_root && (ns_wanted & CAPSA_NAMESPACE_MOUNT);
+    if (want_root && !(rep.applied & CAPSA_NAMESPACE_MOUNT)) {
+      // As the launcher reports it: no mount namespace to build it in.
+      z->ns.empty_root_error = -EPERM;
+      want_root = false;
+      if (root_required) {
+        capsa__zygote_stop(z);
+        return -EPERM;
+      }
+    }
     err = send_config(z->sock, kinds, nkinds, want_root, root_required,
                       rep.applied, b.baseline_ok);
     if (err < 0) {
@@ -688,7 +697,7 @@ static int zygote_start(capsa__zygote *z,
     capsa__zygote_stop(z);
     return n < 0 ? (int)n : n == (ssize_t)sizeof rd ? rd.status : -EPROTO;
   }
-  if (z->exec) {
+  if (z->exec && !z->ns.empty_root_error) {
     z->ns.empty_root = rd.empty_root == 1;
     z->ns.empty_root_error = rd.empty_root_error;
   }
