@@ -81,8 +81,8 @@ int OnProbe(capsa_rctx_t *r, capsa_msg_t *m) {
   return 0;
 }
 
-const capsa_renderer_handlers_t kProbe = {"clean-image-probe", nullptr,
-                                          OnProbe, nullptr};
+const capsa_renderer_handlers_t kProbe = {"clean-image-probe", nullptr, OnProbe,
+                                          nullptr};
 
 }  // namespace
 
@@ -114,8 +114,7 @@ void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
   if (ev->type == CAPSA_EV_READY) t->ready = true;
   if (ev->type == CAPSA_EV_LOG && ev->text) t->logs.push_back(ev->text);
   if (ev->type == CAPSA_EV_CLOSED) t->closed = true;
-  if (ev->type == CAPSA_EV_SANDBOX_REFUSED ||
-      ev->type == CAPSA_EV_SPAWN_FAILED)
+  if (ev->type == CAPSA_EV_SANDBOX_REFUSED || ev->type == CAPSA_EV_SPAWN_FAILED)
     fprintf(stderr, "renderer: %s %s\n", capsa_host_event_name(ev->type),
             ev->text ? ev->text : "");
 }
@@ -124,7 +123,8 @@ template <typename Pred>
 bool RunUntil(Host *t, Pred done, int timeout_ms) {
   uv_timer_t timer;
   uv_timer_init(&t->loop, &timer);
-  uv_timer_start(&timer, [](uv_timer_t *) {}, 50, 50);  // wakes the loop
+  uv_timer_start(
+      &timer, [](uv_timer_t *) {}, 50, 50);  // wakes the loop
   uint64_t end = uv_now(&t->loop) + (uint64_t)timeout_ms;
   bool ok = true;
   while (!done()) {
@@ -201,7 +201,8 @@ std::vector<std::string> Probe(Host *t, int kind,
   int err = capsa_host_spawn(&t->host, kind, nullptr, &t->r);
   EXPECT_EQ(0, err) << strerror(-err);
   if (err < 0) return seen;
-  EXPECT_TRUE(RunUntil(t, [&] { return t->ready || t->closed; }, 10000));
+  EXPECT_TRUE(RunUntil(
+      t, [&] { return t->ready || t->closed; }, 10000));
   EXPECT_TRUE(t->ready);
   if (!t->ready) return seen;
   pid_t pid = capsa_renderer_pid(t->r);
@@ -240,16 +241,16 @@ std::vector<std::string> Probe(Host *t, int kind,
   };
   EXPECT_TRUE(RunUntil(t, done, 10000));
   for (unsigned i = 0; i < markers.size(); i++) {
-    std::string hex = Hex(
-        reinterpret_cast<const unsigned char *>(markers[i].text.data()),
-        markers[i].text.size());
+    std::string hex =
+        Hex(reinterpret_cast<const unsigned char *>(markers[i].text.data()),
+            markers[i].text.size());
     for (auto &l : t->logs)
-      if (l.find("probe " + std::to_string(i) + " " + hex) !=
-          std::string::npos)
+      if (l.find("probe " + std::to_string(i) + " " + hex) != std::string::npos)
         seen.push_back(markers[i].what + " at its host address");
   }
   capsa_renderer_kill(t->r);
-  EXPECT_TRUE(RunUntil(t, [&] { return t->closed; }, 10000));
+  EXPECT_TRUE(RunUntil(
+      t, [&] { return t->closed; }, 10000));
   return seen;
 }
 
@@ -354,8 +355,7 @@ void RunHost(bool registered) {
     std::string all;
     for (auto &s : seen) all += "  first: " + s + "\n";
     for (auto &s : seen2) all += "  after zygote restart: " + s + "\n";
-    EXPECT_TRUE(seen.empty() && seen2.empty()) << "host markers seen:\n"
-                                               << all;
+    EXPECT_TRUE(seen.empty() && seen2.empty()) << "host markers seen:\n" << all;
   } else {
     // The control: the forked image holds them, and the search finds them
     // (the late marker only in the replaced zygote, forked after it).
@@ -364,16 +364,18 @@ void RunHost(bool registered) {
         if (s.compare(0, w.size(), w) == 0) return true;
       return false;
     };
-    for (const char *w : {"env in /proc", "argv in /proc", "mem: heap",
-                          "mem: global", "mem: shared-file", "mem: shared-anon",
-                          "heap at", "global at", "shared-file at",
-                          "shared-anon at", "shared file mapped"})
+    for (const char *w :
+         {"env in /proc", "argv in /proc", "mem: heap", "mem: global",
+          "mem: shared-file", "mem: shared-anon", "heap at", "global at",
+          "shared-file at", "shared-anon at", "shared file mapped"})
       EXPECT_TRUE(has(seen, w)) << w;
     EXPECT_TRUE(has(seen2, "mem: late-heap"));
   }
-  capsa_host_close(&t.host,
-                   [](capsa_host_t *h) { static_cast<Host *>(h->data)->host_closed = true; });
-  EXPECT_TRUE(RunUntil(&t, [&] { return t.host_closed; }, 10000));
+  capsa_host_close(&t.host, [](capsa_host_t *h) {
+    static_cast<Host *>(h->data)->host_closed = true;
+  });
+  EXPECT_TRUE(RunUntil(
+      &t, [&] { return t.host_closed; }, 10000));
   EXPECT_EQ(0, uv_loop_close(&t.loop));
   munmap(shf, 4096);
   munmap(sha, 4096);

@@ -23,6 +23,7 @@
 
 #include <gtest/gtest.h>
 
+#include "host/kind_registry.h"
 #include "renderer/runtime.h"
 
 // ASan reserves terabytes of shadow address space, so the zygote does not
@@ -195,6 +196,33 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
 const capsa_renderer_handlers_t kTestHandlers = {"test", nullptr, OnTestMessage,
                                                  nullptr};
 
+// Every kind of these tests is registered by name (host/kind_registry.h):
+// their renderers descend from the exec'd zygote, a fresh image.
+CAPSA_RENDERER_KIND(k_calm, "calm", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_crashy, "crashy", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_fds, "fds", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_flood, "flood", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_forger, "forger", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_hangs, "hangs", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_liar, "liar", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_limited, "limited", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_mixed, "mixed", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_nested, "nested", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_nolandlock, "nolandlock", capsa_renderer_main,
+                    &kTestHandlers)
+CAPSA_RENDERER_KIND(k_none, "none", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_nons, "nons", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_phoenix, "phoenix", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_plain, "plain", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_quits, "quits", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_roomy, "roomy", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_spare, "spare", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_spins, "spins", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_staged, "staged", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_test, "test", capsa_renderer_main, &kTestHandlers)
+int UnsandboxedMain(int fd, const capsa_sandbox_report_t *sb, void *);
+CAPSA_RENDERER_KIND(k_naked, "naked", UnsandboxedMain, &kTestHandlers)
+
 // Broker requests are made from on_start: the renderer loop does not yet
 // allow a call from inside a message handler (ipc/loop.c re-delivers the
 // message being handled; see the report).
@@ -319,6 +347,10 @@ class HostTest : public ::testing::Test {
     opts_.stderr_fd = 2;
   }
   void TearDown() override {
+    // Every kind here is registered: a started host's zygote was exec'd.
+    if (inited_ && *capsa_host_image(&f_.host)) {
+      EXPECT_STREQ("exec", capsa_host_image(&f_.host));
+    }
     if (inited_ && !f_.host_closed) {
       capsa_host_close(&f_.host, [](capsa_host_t *h) {
         static_cast<Fixture *>(h->data)->host_closed = true;
@@ -874,16 +906,27 @@ class BrokerTest : public HostTest {
   int dirfd_ = -1;
 };
 
+// The broker tests' kinds, registered by name with their handlers.
+const capsa_renderer_handlers_t reader = {
+    "reader", FetchAll, OnTestMessage,
+    (void *)"file:a.txt|file:../etc/passwd|file:/etc/passwd|file:link|"
+            "file:fifo|file:missing|font:regular|dns:localhost|gopher:x"};
+const capsa_renderer_handlers_t nodir_h = {"nodir", FetchAll, OnTestMessage,
+                                           (void *)"file:a.txt"};
+const capsa_renderer_handlers_t dns_h = {"dns", FetchAll, OnTestMessage,
+                                         (void *)"dns:localhost"};
+const capsa_renderer_handlers_t fonts_h = {
+    "fonts", FetchAll, OnTestMessage,
+    (void *)"font:regular|font:mono|dns:localhost"};
+CAPSA_RENDERER_KIND(k_reader, "reader", capsa_renderer_main, &reader)
+CAPSA_RENDERER_KIND(k_nodir, "nodir", capsa_renderer_main, &nodir_h)
+CAPSA_RENDERER_KIND(k_honest, "honest", capsa_renderer_main, &dns_h)
+CAPSA_RENDERER_KIND(k_fonts, "fonts", capsa_renderer_main, &fonts_h)
+
 int g_dirfd = -1;
 
 TEST_F(BrokerTest, FileOpenAllowedBeneathRootOnlyAndReadOnly) {
   g_dirfd = dirfd_;
-  static const capsa_renderer_handlers_t reader = {
-      "reader", FetchAll, OnTestMessage,
-      (void *)"file:a.txt|file:../etc/passwd|file:/etc/passwd|file:link|"
-              "file:fifo|file:missing|font:regular|dns:localhost|gopher:x"};
-  static const capsa_renderer_handlers_t nodir_h = {
-      "nodir", FetchAll, OnTestMessage, (void *)"file:a.txt"};
   int k = Kind("reader", [](capsa_kind_options_t *o) {
     o->resource_dir_fd = g_dirfd;
     o->arg = (void *)&reader;
@@ -914,8 +957,6 @@ TEST_F(BrokerTest, FileOpenAllowedBeneathRootOnlyAndReadOnly) {
 // A renderer that floods the broker with name lookups is killed at its
 // budget (LIMIT naming it); another renderer is still served.
 TEST_F(BrokerTest, DnsFloodIsKilledAtItsBudgetAndOthersAreServed) {
-  static const capsa_renderer_handlers_t dns_h = {
-      "dns", FetchAll, OnTestMessage, (void *)"dns:localhost"};
   int flood = Kind("flood", [](capsa_kind_options_t *o) {
     o->allow_dns = true;
     o->max_restarts = 0;
@@ -942,9 +983,6 @@ TEST_F(BrokerTest, FontsAndNameResolutionWhenAllowed) {
   const char *font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
   if (access(font, R_OK) != 0) GTEST_SKIP() << "no DejaVu font";
   opts_.font_regular = font;
-  static const capsa_renderer_handlers_t fonts_h = {
-      "fonts", FetchAll, OnTestMessage,
-      (void *)"font:regular|font:mono|dns:localhost"};
   int k = Kind("fonts", [](capsa_kind_options_t *o) {
     o->allow_fonts = true;
     o->allow_dns = true;
