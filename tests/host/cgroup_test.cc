@@ -27,6 +27,7 @@
 #include <gtest/gtest.h>
 
 #include "host/capsa_host.h"
+#include "host/kind_registry.h"
 #include "renderer/runtime.h"
 
 namespace {
@@ -595,6 +596,8 @@ int Quiet(capsa_rctx_t *, capsa_msg_t *m) {
   return 0;
 }
 const capsa_renderer_handlers_t kQuiet = {"quiet", nullptr, Quiet, nullptr};
+// Registered by name: renderers descend from the exec'd zygote.
+CAPSA_RENDERER_KIND(k_quiet, "quiet", capsa_renderer_main, &kQuiet)
 
 struct HostRun {
   uv_loop_t loop;

@@ -12,6 +12,12 @@
 // A kernel without Landlock or without Seccomp_filters cannot be made here:
 // those are the test-only overrides of sandbox/testing.h and host/testing.h
 // (the kernel matrix runs the real cases). Run as root and as uid 65534.
+//
+// These kinds are deliberately not registered by name (host/kind_registry.h):
+// the simulated kernels are in-memory overrides of this process
+// (sandbox/testing.h, host/testing.h), which only a zygote forked from it
+// inherits; an exec'd zygote probes the real kernel. The CLI cases run the
+// capsa binary, whose zygote is exec'd.
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>

@@ -221,7 +221,8 @@ CAPSA_RENDERER_KIND(k_spins, "spins", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_staged, "staged", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_test, "test", capsa_renderer_main, &kTestHandlers)
 int UnsandboxedMain(int fd, const capsa_sandbox_report_t *sb, void *);
-CAPSA_RENDERER_KIND(k_naked, "naked", UnsandboxedMain, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_unsandboxed, "unsandboxed", UnsandboxedMain,
+                    &kTestHandlers)
 
 // Broker requests are made from on_start: the renderer loop does not yet
 // allow a call from inside a message handler (ipc/loop.c re-delivers the
@@ -590,7 +591,7 @@ TEST_F(HostTest, OutsideCheckOfAnUnsandboxedProcessFails) {
 
 TEST_F(HostTest, RendererWithoutCapabilityModeIsRefused) {
   int k = Kind(
-      "naked", [](capsa_kind_options_t *o) { o->no_capmode = true; },
+      "unsandboxed", [](capsa_kind_options_t *o) { o->no_capmode = true; },
       UnsandboxedMain);
   ASSERT_EQ(0, capsa_host_start(&f_.host));
   capsa_renderer_t *r = Spawn(k);
