@@ -31,6 +31,7 @@
 
 #include "host/capsa_host.h"
 #include "host/cli/commands.h"
+#include "host/kind_registry.h"
 #include "host/zygote.h"
 #include "renderer/runtime.h"
 #include "sandbox/features.h"
@@ -173,6 +174,7 @@ struct host_bench {
   capsa_host_t host;
   int ready, closed, failed;
   double ready_us;  // when READY was delivered (before the bench's kill)
+  double start_us;  // capsa_host_start: the zygote up and ready
   int error;        // the host could not start
 };
 
@@ -192,8 +194,14 @@ static void host_bench_event(capsa_host_t *h, const capsa_host_event_t *ev) {
 
 static const capsa_renderer_handlers_t kIdle = {"bench", NULL, NULL, NULL};
 
+// Registered by name: the host rows' zygote is a fresh exec of this binary.
+// The "forked" rows use a name that is not registered, with the same entry:
+// the zygote is then forked from the bench process (the old image), to
+// compare in the same run.
+CAPSA_RENDERER_KIND(bench, "bench", capsa_renderer_main, &kIdle)
+
 // A host on its own loop with one kind, as an embedder would have it.
-static void host_bench_open(struct host_bench *b, bool spare) {
+static void host_bench_open(struct host_bench *b, bool spare, bool forked) {
   memset(b, 0, sizeof *b);
   uv_loop_init(&b->loop);
   capsa_host_options_t o;
@@ -201,11 +209,16 @@ static void host_bench_open(struct host_bench *b, bool spare) {
   int err = capsa_host_init(&b->loop, &b->host, &o, host_bench_event);
   b->host.data = b;
   capsa_kind_options_t k;
-  capsa_kind_options_init(&k, "bench", capsa_renderer_main, (void *)&kIdle);
+  capsa_kind_options_init(&k, forked ? "bench-forked" : "bench",
+                          capsa_renderer_main, (void *)&kIdle);
   k.heartbeat_ms = 0;
   k.keep_spare = spare;
   if (err == 0) err = capsa_host_define_kind(&b->host, &k);
+  double t0 = now_us();
   if (err >= 0) err = capsa_host_start(&b->host);
+  b->start_us = now_us() - t0;
+  if (err == 0 && strcmp(capsa_host_image(&b->host), "exec") != forked)
+    err = -EPROTO;  // not the image this row is about
   b->error = err < 0 ? err : 0;
 }
 
@@ -238,7 +251,7 @@ struct ctx_probe {
   const char *probe;
   const char *bwrap;
   capsa__zygote *z;
-  struct host_bench *cold, *spare;
+  struct host_bench *cold, *spare, *fcold, *fspare;
 };
 static int fe(void *c, double *us) {
   return one_fork_exec(((struct ctx_probe *)c)->probe, us);
@@ -261,6 +274,12 @@ static int ho(void *c, double *us) {
 }
 static int hs(void *c, double *us) {
   return one_host(((struct ctx_probe *)c)->spare, us);
+}
+static int hf(void *c, double *us) {
+  return one_host(((struct ctx_probe *)c)->fcold, us);
+}
+static int hfs(void *c, double *us) {
+  return one_host(((struct ctx_probe *)c)->fspare, us);
 }
 
 static int probe_path(char *buf, size_t len) {
@@ -333,11 +352,13 @@ int capsa_bench_spawn(int argc, char **argv) {
   // The embedder's view: a host per row, each with its own zygote, open
   // only during its rows of each round (a process holding hosts forks more
   // slowly: the baseline is measured without them).
-  static struct host_bench cold, spare;
-  struct ctx_probe ctx = {probe, NULL, &z, &cold, &spare};
+  static struct host_bench cold, spare, fcold, fspare;
+  struct ctx_probe ctx = {probe, NULL, &z, &cold, &spare, &fcold, &fspare};
+  double start_exec[8], start_fork[8];
+  int nstart = 0;
   if (access("/usr/bin/bwrap", X_OK) == 0) ctx.bwrap = "/usr/bin/bwrap";
 
-  enum { FE, PS, ZY, ZS, HO, HS, BW, N };
+  enum { FE, PS, ZY, ZS, HO, HS, HF, HFS, BW, N };
   struct result res[N];
   memset(res, 0, sizeof res);
   res[FE].name = "fork+exec (static probe)";
@@ -348,6 +369,8 @@ int capsa_bench_spawn(int argc, char **argv) {
   res[ZS].name = "zygote, pre-forked spare";
   res[HO].name = "host spawn -> READY";
   res[HS].name = "host spawn -> READY, spare";
+  res[HF].name = "same, forked zygote";
+  res[HFS].name = "same, forked zygote, spare";
   res[BW].name = "bwrap --unshare-all";
   // Interleave rounds so that drift (other load on the machine) hits every
   // method alike.
@@ -356,15 +379,23 @@ int capsa_bench_spawn(int argc, char **argv) {
   int alln[N] = {0};
   for (int round = 0; round < rounds; round++) {
     struct result tmp;
-    one_fn fns[N] = {fe, ps, zy, zs, ho, hs, bw};
+    one_fn fns[N] = {fe, ps, zy, zs, ho, hs, hf, hfs, bw};
     for (int m = 0; m < N; m++) {
       if (m == HO) {
-        host_bench_open(&cold, false);
-        host_bench_open(&spare, true);
+        host_bench_open(&cold, false, false);
+        host_bench_open(&spare, true, false);
+        start_exec[nstart] = cold.start_us;
       }
-      if (m == BW) {
+      if (m == HF) {
         host_bench_close(&cold);
         host_bench_close(&spare);
+        host_bench_open(&fcold, false, true);
+        host_bench_open(&fspare, true, true);
+        start_fork[nstart++] = fcold.start_us;
+      }
+      if (m == BW) {
+        host_bench_close(&fcold);
+        host_bench_close(&fspare);
       }
       if ((m == ZY || m == ZS) && zerr < 0) {
         res[m].error = zerr;
@@ -434,6 +465,20 @@ int capsa_bench_spawn(int argc, char **argv) {
          : z_staged   ? "staged (renderers take only the final step)"
          : no_capmode ? "off"
                       : "full entry per renderer");
+  if (nstart > 0) {
+    qsort(start_exec, (size_t)nstart, sizeof start_exec[0], cmp_double);
+    qsort(start_fork, (size_t)nstart, sizeof start_fork[0], cmp_double);
+    printf(
+        "capsa_host_start (zygote ready), median of %d: exec'd zygote %.2f "
+        "ms, forked zygote %.2f ms\n",
+        nstart, start_exec[nstart / 2] / 1e3, start_fork[nstart / 2] / 1e3);
+  }
+  if (!res[HO].error && !res[HF].error && res[HF].median > 0)
+    printf(
+        "exec'd / forked zygote: cold %.2fx, spare %.2fx (host spawn -> "
+        "READY medians)\n",
+        res[HO].median / res[HF].median,
+        res[HFS].median > 0 ? res[HS].median / res[HFS].median : 0.0);
   if (!res[HO].error && !res[HS].error && base > 0)
     printf(
         "host spawn -> READY / fork+exec = %.2fx cold, %.2fx with keep_spare "
