@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "host/capsa_host.h"
+#include "host/kind_registry.h"
 #include "renderer/runtime.h"
 
 // Renderer side: runs in capability mode, in its own namespaces.
@@ -14,6 +15,8 @@ static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
                         m->u.load_content.data.len);
 }
 static const capsa_renderer_handlers_t kEcho = {"echo", NULL, on_message, NULL};
+// Found by name in the zygote, a fresh exec of this binary.
+CAPSA_RENDERER_KIND(echo, "echo", capsa_renderer_main, &kEcho)
 
 // Host side: every event of every renderer arrives here.
 static void on_event(capsa_host_t *host, const capsa_host_event_t *ev) {
@@ -31,16 +34,18 @@ static void on_event(capsa_host_t *host, const capsa_host_event_t *ev) {
   }
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (capsa_main(argc, argv) < 0) return 1;  // first: the zygote runs here
   uv_loop_t *loop = uv_default_loop();
   capsa_host_t host;
   capsa_host_options_t opts;
-  capsa_host_options_init(&opts);  // all namespaces where the kernel allows
+  capsa_host_options_init(&opts);   // all namespaces where the kernel allows
+  opts.require_clean_image = true;  // never a zygote forked from this process
   if (capsa_host_init(loop, &host, &opts, on_event) < 0) return 1;
   capsa_kind_options_t kind;
   capsa_kind_options_init(&kind, "echo", capsa_renderer_main, (void *)&kEcho);
   int echo = capsa_host_define_kind(&host, &kind);
-  if (echo < 0 || capsa_host_start(&host) < 0) return 1;  // forks the zygote
+  if (echo < 0 || capsa_host_start(&host) < 0) return 1;  // execs the zygote
   capsa_renderer_t *r;
   if (capsa_host_spawn(&host, echo, NULL, &r) < 0) return 1;
   uv_run(loop, UV_RUN_DEFAULT);
