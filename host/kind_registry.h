@@ -26,10 +26,15 @@
 // socket: both, so no user triggers it by accident) it is where the zygote
 // runs, never returning to the embedder's main.
 //
-// Status (wip-zygote): the registry, the hook and define_kind's check of a
-// registered name are in place; the zygote is still forked from the host
-// (host/zygote.h), so unregistered kinds are still accepted and a missing
-// hook is not yet an error. See README "Embedding".
+// What capsa_host_start does with it (host/capsa_host.h): when
+// capsa_main ran and every defined kind's name is registered here, the
+// zygote is a fresh exec of the binary (host/zygote.h,
+// capsa__zygote_exec_start) that runs each kind's registered entry.
+// Otherwise the zygote is forked from the host as before, and the host says
+// so: capsa_host_image() is "fork: <why>", and with the host option
+// require_clean_image the start fails with -ENOEXEC instead. A kind whose
+// entry or argument is not static (a pointer into the host's heap or
+// stack) cannot be registered: it only runs in a forked zygote.
 #ifndef CAPSA_HOST_KIND_REGISTRY_H_
 #define CAPSA_HOST_KIND_REGISTRY_H_
 
