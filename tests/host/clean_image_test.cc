@@ -418,3 +418,47 @@ TEST(CleanImage, RequireCleanImageRefusesAnUnregisteredKind) {
 }
 
 }  // namespace
+
+namespace {
+
+// A kind's policy reaches the exec'd zygote whole: a directory it grants
+// travels as a descriptor and is in the compiled Landlock ruleset.
+TEST(CleanImage, PolicyWithADirectoryReachesTheExecdZygote) {
+  CAPSA_EXPECT_CHILD_OK_T(
+      [] {
+        uv_loop_t loop;
+        ASSERT_EQ(0, uv_loop_init(&loop));
+        capsa_host_t host;
+        capsa_host_options_t o;
+        capsa_host_options_init(&o);
+        o.require_clean_image = true;
+        ASSERT_EQ(0, capsa_host_init(&loop, &host, &o, nullptr));
+        int dir = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT_GE(dir, 0);
+        capsa_capmode_policy *p = capsa_capmode_policy_new();
+        ASSERT_EQ(0, capsa_capmode_policy_allow_dir(p, dir));
+        ASSERT_EQ(0, capsa_capmode_policy_allow_name(p, "sysinfo", nullptr, 0,
+                                                     "clean image test"));
+        capsa_kind_options_t k;
+        capsa_kind_options_init(&k, "clean-image-probe", capsa_renderer_main,
+                                (void *)&kProbe);
+        k.capmode = p;
+        ASSERT_EQ(0, capsa_host_define_kind(&host, &k));
+        ASSERT_EQ(0, capsa_host_start(&host)) << capsa_host_start_error(&host);
+        EXPECT_STREQ("exec", capsa_host_image(&host));
+        struct capsa_capmode_report r;
+        ASSERT_EQ(0, capsa_host_kind_report(&host, 0, &r));
+        if (r.landlock == CAPSA_LAYER_ENFORCED) {
+          EXPECT_EQ(1u, r.landlock_dirs);
+        }
+        EXPECT_EQ(CAPSA_LAYER_ENFORCED, r.seccomp);
+        capsa_host_close(&host, nullptr);
+        uv_run(&loop, UV_RUN_DEFAULT);
+        EXPECT_EQ(0, uv_loop_close(&loop));
+        capsa_capmode_policy_free(p);
+        close(dir);
+      },
+      30000);
+}
+
+}  // namespace

@@ -21,8 +21,8 @@ std::vector<unsigned char> Encode(const capsa_capmode_policy *p,
   std::vector<unsigned char> buf(16384);
   int fds[8];
   unsigned n = 0;
-  ssize_t len = capsa_capmode_policy_encode(p, buf.data(), buf.size(), fds, 8,
-                                            &n);
+  ssize_t len =
+      capsa_capmode_policy_encode(p, buf.data(), buf.size(), fds, 8, &n);
   EXPECT_GT(len, 0) << strerror((int)-len);
   buf.resize(len > 0 ? (size_t)len : 0);
   if (dirs) dirs->assign(fds, fds + n);
@@ -76,7 +76,8 @@ TEST(CapModeWire, RoundTripKeepsEveryRecordedItem) {
   // Compiled: nothing more to encode.
   unsigned char b[64];
   unsigned n;
-  EXPECT_EQ(-EBUSY, capsa_capmode_policy_encode(q, b, sizeof b, nullptr, 0, &n));
+  EXPECT_EQ(-EBUSY,
+            capsa_capmode_policy_encode(q, b, sizeof b, nullptr, 0, &n));
   capsa_capmode_policy_free(p);
   capsa_capmode_policy_free(q);
   close(copy);
@@ -88,8 +89,8 @@ TEST(CapModeWire, EveryTruncationAndBadFieldIsRefused) {
   std::vector<unsigned char> a = Encode(p, nullptr);
   capsa_capmode_policy *q = reinterpret_cast<capsa_capmode_policy *>(1);
   for (size_t len = 0; len < a.size(); len++) {
-    EXPECT_EQ(-EBADMSG, capsa_capmode_policy_decode(a.data(), len, nullptr, 0,
-                                                    &q))
+    EXPECT_EQ(-EBADMSG,
+              capsa_capmode_policy_decode(a.data(), len, nullptr, 0, &q))
         << len;
     EXPECT_EQ(nullptr, q);
   }
@@ -99,8 +100,8 @@ TEST(CapModeWire, EveryTruncationAndBadFieldIsRefused) {
                                                   nullptr, 0, &q));
   std::vector<unsigned char> bad = a;
   bad[0] ^= 1;  // magic
-  EXPECT_EQ(-EBADMSG,
-            capsa_capmode_policy_decode(bad.data(), bad.size(), nullptr, 0, &q));
+  EXPECT_EQ(-EBADMSG, capsa_capmode_policy_decode(bad.data(), bad.size(),
+                                                  nullptr, 0, &q));
   int fd = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   // A descriptor the bytes do not announce.
   EXPECT_EQ(-EBADMSG,
@@ -120,8 +121,8 @@ TEST(CapModeWire, EncodeSaysWhenItDoesNotFit) {
   std::vector<unsigned char> big(16384);
   EXPECT_EQ(-E2BIG, capsa_capmode_policy_encode(p, big.data(), big.size(),
                                                 nullptr, 0, &n));
-  EXPECT_EQ(-EINVAL, capsa_capmode_policy_encode(nullptr, b, sizeof b, fds, 1,
-                                                 &n));
+  EXPECT_EQ(-EINVAL,
+            capsa_capmode_policy_encode(nullptr, b, sizeof b, fds, 1, &n));
   capsa_capmode_policy_free(p);
   close(dir);
 }
@@ -138,8 +139,8 @@ TEST(CapModeWire, UnsetTracingIsResolvedWhereRecorded) {
     EXPECT_NE(off, on);
     unsetenv("CAPSA_TRACE");
     capsa_capmode_policy *q = nullptr;
-    ASSERT_EQ(0, capsa_capmode_policy_decode(on.data(), on.size(), nullptr, 0,
-                                             &q));
+    ASSERT_EQ(
+        0, capsa_capmode_policy_decode(on.data(), on.size(), nullptr, 0, &q));
     EXPECT_EQ(on, Encode(q, nullptr));  // still on, whatever the env says now
     capsa_capmode_policy_free(p);
     capsa_capmode_policy_free(q);
