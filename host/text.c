@@ -5,29 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-// Length of the well-formed UTF-8 sequence at s (n bytes available), or 0.
-static size_t utf8_len(const unsigned char *s, size_t n, uint32_t *cp) {
-  unsigned char c = s[0];
-  size_t k;
-  uint32_t v, min;
-  if (c >= 0xC2 && c <= 0xDF) {
-    k = 2, v = c & 0x1F, min = 0x80;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    k = 3, v = c & 0x0F, min = 0x800;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    k = 4, v = c & 0x07, min = 0x10000;
-  } else {
-    return 0;
-  }
-  if (n < k) return 0;
-  for (size_t i = 1; i < k; i++) {
-    if ((s[i] & 0xC0) != 0x80) return 0;
-    v = (v << 6) | (s[i] & 0x3F);
-  }
-  if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
-  *cp = v;
-  return k;
-}
+#include "ipc/utf8.h"
 
 // The escaped form of the character at s into rep; returns the input bytes
 // it covers.
@@ -52,7 +30,7 @@ static size_t escape_one(const unsigned char *s, size_t n, char rep[16],
     return 1;
   }
   uint32_t cp = 0;
-  size_t k = utf8_len(s, n, &cp);
+  size_t k = capsa_utf8_decode((const char *)s, n, &cp);
   if (k == 0) {
     *rep_len = (size_t)snprintf(rep, 16, "\\x%02x", c);
     return 1;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sandbox/cgroup.h"
+#include "sandbox/child_run.h"
 #include "sandbox/landlock.h"
 
 #ifndef MFD_NOEXEC_SEAL
@@ -92,43 +93,33 @@ static long i386_getpid(void) {
   return r;
 }
 
+static void probe_entries_child(int wfd, void *unused) {
+  (void)unused;
+  // Only a call that answers counts as present: a filter's errno does not.
+  long me = syscall(SYS_getpid);
+  long r = syscall(X32_SYSCALL_BIT | SYS_getpid);
+  char x32 = r == me ? 'y' : 'n';
+  if (write(wfd, &x32, 1) != 1) _exit(4);
+  r = i386_getpid();
+  _exit(r == me ? 0 : r == -ENOSYS ? 1 : (r < 0 && r > -4096) ? 2 : 3);
+}
+
 int capsa_features_probe_entries(struct capsa_features *f) {
   if (!f) return -EINVAL;
   f->x32_abi = false;
   f->i386_entry = false;
   f->i386_detail = "absent (the probe could not run)";
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) < 0) return -errno;
-  pid_t pid = fork();
-  if (pid < 0) {
-    int e = errno;
-    close(p[0]);
-    close(p[1]);
-    return -e;
-  }
-  if (pid == 0) {
-    close(p[0]);
-    // Only a call that answers counts as present: a filter's errno does not.
-    long me = syscall(SYS_getpid);
-    long r = syscall(X32_SYSCALL_BIT | SYS_getpid);
-    char x32 = r == me ? 'y' : 'n';
-    if (write(p[1], &x32, 1) != 1) _exit(4);
-    r = i386_getpid();
-    _exit(r == me ? 0 : r == -ENOSYS ? 1 : (r < 0 && r > -4096) ? 2 : 3);
-  }
-  close(p[1]);
   char x32 = 0;
-  ssize_t n;
-  do {
-    n = read(p[0], &x32, 1);
-  } while (n < 0 && errno == EINTR);
-  close(p[0]);
-  int status = 0;
-  pid_t w;
-  do w = waitpid(pid, &status, 0);
-  while (w < 0 && errno == EINTR);
+  int status = -1;
+  ssize_t n =
+      capsa__child_run(probe_entries_child, NULL, &x32, 1, 10000, &status);
+  if (n == -ETIMEDOUT) {
+    f->i386_detail = "unknown (the probe did not answer)";
+    return 0;
+  }
+  if (n < 0) return (int)n;
   f->x32_abi = n == 1 && x32 == 'y';
-  if (w != pid) {
+  if (status == -1) {
     // SIGCHLD ignored (children reaped by the kernel): no answer is not
     // a yes.
     f->i386_detail = "unknown (the probe's status could not be read)";

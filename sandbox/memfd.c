@@ -81,6 +81,10 @@ int capsa_memfd_create(const char *name, size_t size) {
 int capsa_memfd_seals(int fd) {
   int s = fcntl(fd, F_GET_SEALS);
   if (s < 0) return -errno;
+  // Sealing closed with nothing sealed: what every tmpfs/shm file opened by
+  // name and every memfd made without MFD_ALLOW_SEALING reports. It can never
+  // become a region, so it is "not sealable", not "a region lacking seals".
+  if ((unsigned)s == CAPSA_SEAL_SEAL) return -EINVAL;
   return s;
 }
 
@@ -99,10 +103,8 @@ int capsa_memfd_check(int fd, unsigned required, size_t *size) {
   struct stat st;
   if (fstat(fd, &st) != 0) return -errno;
   if (!S_ISREG(st.st_mode)) return -EINVAL;
-  int seals = fcntl(fd, F_GET_SEALS);
-  if (seals < 0) return -EINVAL;  // not a shmem/memfd file
-  // A memfd created without MFD_ALLOW_SEALING reports only F_SEAL_SEAL;
-  // it then fails the check below for any other required seal.
+  int seals = capsa_memfd_seals(fd);
+  if (seals < 0) return -EINVAL;  // not a shmem/memfd file, or never sealable
   if (((unsigned)seals & required) != required) return -ENOTCAPABLE;
   if (size) *size = (size_t)st.st_size;
   return 0;

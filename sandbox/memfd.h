@@ -72,7 +72,9 @@ int capsa_memfd_seal_shared(int fd);
 // -ENOTCAPABLE when a required seal is missing.
 int capsa_memfd_check(int fd, unsigned required, size_t *size);
 
-// The seals on `fd` (>= 0, CAPSA_SEAL_* bits) or a negative errno.
+// The seals on `fd` (>= 0, CAPSA_SEAL_* bits) or a negative errno: -EINVAL
+// also for a file that can never carry seals (F_SEAL_SEAL alone: a tmpfs file
+// opened by name, a memfd made without MFD_ALLOW_SEALING).
 int capsa_memfd_seals(int fd);
 
 // Whether memfds made by capsa_memfd_create() carry the exec seal on this

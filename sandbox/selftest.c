@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "sandbox/capmode.h"
+#include "sandbox/child_run.h"
 #include "sandbox/features.h"
 
 // What the child holds when it enters, as a real program would.
@@ -169,9 +170,13 @@ static const struct {
 };
 #define NCHECKS (sizeof(kChecks) / sizeof(kChecks[0]))
 
-static void child(int wfd, bool i386_entry) {
+struct child_arg {
+  bool i386_entry;
+};
+
+static void child(int wfd, void *arg) {
   struct held h;
-  h.i386_entry = i386_entry;
+  h.i386_entry = ((const struct child_arg *)arg)->i386_entry;
   h.usr_dir = open("/usr", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   h.dgram = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   memset(&h.bound, 0, sizeof(h.bound));
@@ -198,43 +203,12 @@ int capsa_capmode_selftest(struct capsa_selftest_result *out, size_t cap,
   if (!out || !n) return -EINVAL;
   *n = 0;
   const struct capsa_features *f = capsa_features_get();
-  int p[2];
-  if (pipe2(p, O_CLOEXEC) < 0) return -errno;
-  pid_t pid = fork();
-  if (pid < 0) {
-    int e = errno;
-    close(p[0]);
-    close(p[1]);
-    return -e;
-  }
-  if (pid == 0) {
-    close(p[0]);
-    child(p[1], f->i386_entry);
-  }
-  close(p[1]);
+  struct child_arg a = {f->i386_entry};
   int results[NCHECKS + 1];
-  size_t got = 0;
-  int rc = 0;
-  while (got < sizeof(results)) {
-    struct pollfd pfd = {p[0], POLLIN, 0};
-    int pr = poll(&pfd, 1, 10000);
-    if (pr == 0) {
-      rc = -ETIMEDOUT;
-      break;
-    }
-    if (pr < 0 && errno == EINTR) continue;
-    ssize_t r = read(p[0], (char *)results + got, sizeof(results) - got);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    got += (size_t)r;
-  }
-  close(p[0]);
-  if (rc == -ETIMEDOUT) kill(pid, SIGKILL);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (rc < 0) return rc;
-  if (got != sizeof(results)) return -ECHILD;
+  ssize_t got =
+      capsa__child_run(child, &a, results, sizeof(results), 10000, NULL);
+  if (got < 0) return (int)got;
+  if ((size_t)got != sizeof(results)) return -ECHILD;
   if (results[0] < 0) return results[0];
   int failed = 0;
   for (size_t i = 0; i < NCHECKS && i < cap; i++) {

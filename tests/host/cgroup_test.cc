@@ -29,6 +29,7 @@
 #include "host/capsa_host.h"
 #include "host/kind_registry.h"
 #include "renderer/runtime.h"
+#include "tests/harness/memory.h"
 
 namespace {
 
@@ -503,16 +504,23 @@ TEST(CgroupReal, MemoryMaxKillIsCountedAsOomKill) {
   if (pid == 0) {
     char c;
     if (read(go[0], &c, 1) != 1) _exit(2);
-    size_t n = 256u << 20;
-    char *p = static_cast<char *>(malloc(n));
-    if (p) memset(p, 1, n);  // the OOM killer ends us here
+    capsa_test::TouchMemory(256u << 20);  // the OOM killer ends us here
     _exit(0);
   }
   ASSERT_EQ(0, capsa_cgroup_add_pid(cg, pid));
+  // What the kernel was told, for the failure message.
+  std::string c = std::string(capsa_cgroup_path(cg)) + "/";
+  std::string seen =
+      "child cgroup " + ReadFile("/proc/" + std::to_string(pid) + "/cgroup") +
+      "memory.max " + ReadFile(c + "memory.max") + "parent subtree_control " +
+      ReadFile(parent + "/cgroup.subtree_control");
   ASSERT_EQ(1, write(go[1], "g", 1));
   int st = 0;
   ASSERT_EQ(pid, waitpid(pid, &st, 0));
-  EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << st;
+  seen += "memory.events " + ReadFile(c + "memory.events") + "memory.peak " +
+          ReadFile(c + "memory.peak") + "memory.stat " +
+          ReadFile(c + "memory.stat").substr(0, 200);
+  EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) << st << "\n" << seen;
   capsa_cgroup_events_t e;
   ASSERT_EQ(0, capsa_cgroup_events(cg, &e));
   EXPECT_TRUE(e.has_memory);
@@ -578,11 +586,7 @@ int Quiet(capsa_rctx_t *, capsa_msg_t *m) {
   std::string cmd(reinterpret_cast<const char *>(m->u.load_content.data.data),
                   m->u.load_content.data.len);
   if (cmd == "alloc") {
-    size_t n = 256u << 20;
-    char *p = static_cast<char *>(malloc(n));
-    if (!p) return -ENOMEM;
-    memset(p, 1, n);
-    free(p);
+    if (!capsa_test::TouchMemory(256u << 20)) return -ENOMEM;
   } else if (cmd == "fork") {
     for (int i = 0; i < 4; i++) {
       pid_t k = fork();

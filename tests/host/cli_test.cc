@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -107,8 +108,11 @@ TEST_F(CliTest, DemoRunsAllThreeRenderersAndPasses) {
   EXPECT_EQ(0, rc) << text;
   EXPECT_NE(std::string::npos, text.find("page ")) << text;
   EXPECT_NE(std::string::npos, text.find("gzip ")) << text;
-  EXPECT_NE(std::string::npos,
-            text.find("none escaped; killed for bad message"))
+  // On a kernel without an attacked entry (i386, x32) the count of attacks
+  // whose target is absent is given: "none escaped (1 absent in this kernel)".
+  EXPECT_TRUE(std::regex_search(
+      text, std::regex("none escaped( \\([0-9]+ absent in this kernel\\))?; "
+                       "killed for bad message")))
       << text;
   EXPECT_EQ(0, access((dir_ + "/page.png").c_str(), R_OK));
 }

@@ -25,6 +25,7 @@
 
 #include "host/kind_registry.h"
 #include "renderer/runtime.h"
+#include "tests/harness/memory.h"
 
 // ASan reserves terabytes of shadow address space, so the zygote does not
 // apply RLIMIT_AS in asan builds (host/zygote.c): memory-limit tests skip.
@@ -111,20 +112,14 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
   } else if (cmd == "exit3") {
     return -3;  // the runtime exits with CAPSA_RENDERER_EXIT_HANDLER
   } else if (cmd == "alloc") {
-    // 256 MiB, touched: refused under a smaller RLIMIT_AS.
-    size_t n = 256u << 20;
-    char *p = static_cast<char *>(malloc(n));
-    if (p) memset(p, 1, n);
-    capsa_rctx_log(r, CAPSA_LOG_INFO, "alloc=%s", p ? "ok" : "ENOMEM");
-    free(p);
+    // 256 MiB, touched: refused under a smaller RLIMIT_AS (under a cgroup
+    // memory.max the OOM killer ends the renderer instead).
+    bool ok = capsa_test::TouchMemory(256u << 20);
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "alloc=%s", ok ? "ok" : "ENOMEM");
   } else if (cmd == "alloc-or-nomem") {
     // As "alloc", but a refused allocation ends the renderer the way a real
     // one would say it: the handler returns -ENOMEM.
-    size_t n = 256u << 20;
-    char *p = static_cast<char *>(malloc(n));
-    if (!p) return -ENOMEM;
-    memset(p, 1, n);
-    free(p);
+    if (!capsa_test::TouchMemory(256u << 20)) return -ENOMEM;
     capsa_rctx_log(r, CAPSA_LOG_INFO, "alloc=ok");
   } else if (cmd == "nomem") {
     return -ENOMEM;
@@ -709,25 +704,45 @@ TEST_F(HostTest, MemoryAndDescriptorLimitsApply) {
   int limited = Kind("limited", [](capsa_kind_options_t *o) {
     o->limit_memory = 128u << 20;
     o->limit_open_files = 32;
+    o->heartbeat_ms = 0;
   });
-  int roomy =
-      Kind("roomy", [](capsa_kind_options_t *o) { o->limit_open_files = 256; });
+  int roomy = Kind("roomy", [](capsa_kind_options_t *o) {
+    o->limit_open_files = 256;
+    o->heartbeat_ms = 0;
+  });
   ASSERT_EQ(0, capsa_host_start(&f_.host));
-  Spawn(limited, "alloc|fds");
-  Spawn(roomy, "alloc|fds");
+  char lim[512];
+  ASSERT_GT(capsa_host_limits_summary(&f_.host, lim, sizeof lim), 0);
+  bool rlimits = strncmp(lim, "limits: rlimits", 15) == 0;
+  // Descriptors first: under cgroup memory.max the allocation ends the
+  // renderer (the kernel's OOM kill) instead of failing with ENOMEM.
+  Spawn(limited, "fds|alloc");
+  Spawn(roomy, "fds|alloc");
   ASSERT_TRUE(RunUntil(
-      [&] { return Logs(0).size() >= 2 && Logs(1).size() >= 2; }, 10000))
+      [&] {
+        return Logs(1).size() >= 2 &&
+               (rlimits ? Logs(0).size() >= 2 : Saw(CAPSA_EV_LIMIT, 0));
+      },
+      10000))
       << Dump();
-  EXPECT_EQ("alloc=ENOMEM", Logs(0)[0]);
-  EXPECT_EQ("alloc=ok", Logs(1)[0]);
   // 32 descriptors in all: stdio, the channel, the policies' rulesets...
   int n0 = -1, n1 = -1, e0 = 0;
-  sscanf(Logs(0)[1].c_str(), "fds=%d errno=%d", &n0, &e0);
-  sscanf(Logs(1)[1].c_str(), "fds=%d", &n1);
+  ASSERT_GE(Logs(0).size(), 1u) << Dump();
+  sscanf(Logs(0)[0].c_str(), "fds=%d errno=%d", &n0, &e0);
+  sscanf(Logs(1)[0].c_str(), "fds=%d", &n1);
   EXPECT_GT(n0, 0);
   EXPECT_LT(n0, 32);
   EXPECT_EQ(EMFILE, e0);
   EXPECT_GT(n1, 200);
+  if (rlimits) {
+    EXPECT_EQ("alloc=ENOMEM", Logs(0)[1]);
+  } else {
+    const Ev *e = Find(CAPSA_EV_LIMIT, 0);
+    ASSERT_NE(nullptr, e) << Dump();
+    EXPECT_EQ("memory (cgroup memory.max)", e->text) << lim;
+  }
+  EXPECT_EQ("alloc=ok", Logs(1)[1]);
+  EXPECT_FALSE(Saw(CAPSA_EV_LIMIT, 1)) << Dump();
 }
 
 // LOG text is data: the embedder gets one escaped, bounded line whatever

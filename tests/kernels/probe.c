@@ -187,11 +187,11 @@ int main(void) {
   printf("memfd_noexec_seal=%s\n",
          yn(memfd(MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL)));
 
+  // cgroup v2 is mounted at /sys/fs/cgroup, or elsewhere (hybrid hosts:
+  // /sys/fs/cgroup/unified): the first cgroup2 entry of the mount table.
   struct statfs sfs;
   int cg2 = statfs("/sys/fs/cgroup", &sfs) == 0 &&
             (unsigned long)sfs.f_type == CGROUP2_MAGIC;
-  printf("cgroup2=%s\n", yn(cg2));
-  // Wherever cgroup v2 is mounted (hybrid hosts: /sys/fs/cgroup/unified).
   char mnt[256] = "absent";
   FILE *m = fopen("/proc/self/mounts", "r");
   while (m && fgets(buf, sizeof buf, m)) {
@@ -203,6 +203,7 @@ int main(void) {
     }
   }
   if (m) fclose(m);
+  printf("cgroup2=%s\n", yn(cg2 || strcmp(mnt, "absent") != 0));
   printf("cgroup2_mount=%s\n", mnt);
   char path[1100];
   snprintf(path, sizeof path, "%s/cgroup.controllers", mnt);

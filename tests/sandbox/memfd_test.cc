@@ -2,6 +2,7 @@
 // separate process that got the descriptor over SCM_RIGHTS.
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -118,13 +119,26 @@ TEST(Memfd, CheckRefusesOtherKinds) {
   ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
   EXPECT_EQ(-EINVAL, capsa_memfd_check(p[0], 0, nullptr));
   EXPECT_EQ(-EBADF, capsa_memfd_check(-1, 0, nullptr));
-  // A memfd created without MFD_ALLOW_SEALING has every seal missing.
+  // A memfd created without MFD_ALLOW_SEALING can never be sealed: it is
+  // not a sealable memfd (it reports F_SEAL_SEAL alone).
   int plain = static_cast<int>(syscall(SYS_memfd_create, "plain", MFD_CLOEXEC));
   ASSERT_GE(plain, 0);
   ASSERT_EQ(0, ftruncate(plain, 4096));
-  EXPECT_EQ(-ENOTCAPABLE,
-            capsa_memfd_check(plain, CAPSA_MEMFD_READONLY, nullptr));
+  EXPECT_EQ(-EINVAL, capsa_memfd_check(plain, CAPSA_MEMFD_READONLY, nullptr));
+  EXPECT_EQ(-EINVAL, capsa_memfd_check(plain, 0, nullptr));
+  EXPECT_EQ(-EINVAL, capsa_memfd_seals(plain));
   close(plain);
+  // Nor is a file of a tmpfs opened by name (it, too, reports F_SEAL_SEAL
+  // alone); /dev/shm is a tmpfs on Debian, and so is /tmp on some machines.
+  char tmpl[] = "/dev/shm/capsa-memfd-test-XXXXXX";
+  int shmfile = mkstemp(tmpl);
+  if (shmfile >= 0) {
+    unlink(tmpl);
+    ASSERT_EQ(0, ftruncate(shmfile, 4096));
+    EXPECT_EQ(-EINVAL, capsa_memfd_check(shmfile, 0, nullptr));
+    EXPECT_EQ(-EINVAL, capsa_memfd_seals(shmfile));
+    close(shmfile);
+  }
   close(p[0]);
   close(p[1]);
 }
