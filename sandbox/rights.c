@@ -125,6 +125,18 @@ static int limit_locked(int fd, const capsa_rights_t *rights) {
     return -ENOTCAPABLE;  // rights only shrink
   if (memcmp(&next.rights, rights, sizeof *rights) == 0) return 0;
   next.rights = *rights;
+  // FreeBSD's kern_cap_rights_limit: without CAP_IOCTL the ioctl list
+  // becomes empty (cap_ioctls_get() answers 0, not CAP_IOCTLS_ALL), without
+  // CAP_FCNTL the fcntl mask becomes 0, so a later cap_ioctls_limit() or
+  // cap_fcntls_limit() asking for anything fails with ENOTCAPABLE. The
+  // filter is the same either way (the missing right already refuses every
+  // ioctl / every CAP_FCNTL command); commit() frees the old list.
+  if (!capsa__rights_has(rights, CAPSA_CAP_IOCTL)) {
+    next.ioctls_limited = true;
+    next.ioctls = NULL;
+    next.nioctls = 0;
+  }
+  if (!capsa__rights_has(rights, CAPSA_CAP_FCNTL)) next.fcntls = 0;
   return entry_is_unlimited(&next) ? 0 : commit(fd, &next);
 }
 

@@ -74,6 +74,17 @@ const struct capsa__rights_row capsa__rights_rows[] = {
   ROW(SYS_tee, 1, CAPSA_CAP_WRITE, "tee(2) output pipe"),
   ROW(SYS_copy_file_range, 0, CAPSA_CAP_READ, "copy_file_range(2) input"),
   ROW(SYS_copy_file_range, 2, CAPSA_CAP_WRITE, "copy_file_range(2) output"),
+  // FreeBSD's kern_copy_file_range asks for cap_pread_rights /
+  // cap_pwrite_rights when the offset pointer is non-NULL. The pointer is a
+  // 64-bit value: either half non-zero means "an offset is given".
+  ROW1(SYS_copy_file_range, 0, CAPSA_CAP_PREAD, C_NE(1, ~0u, 0),
+       "copy_file_range(2) input at an explicit offset (off_in, low half)"),
+  ROW1(SYS_copy_file_range, 0, CAPSA_CAP_PREAD, C_HI_NE(1, 0),
+       "copy_file_range(2) input at an explicit offset (off_in, high half)"),
+  ROW1(SYS_copy_file_range, 2, CAPSA_CAP_PWRITE, C_NE(3, ~0u, 0),
+       "copy_file_range(2) output at an explicit offset (off_out, low half)"),
+  ROW1(SYS_copy_file_range, 2, CAPSA_CAP_PWRITE, C_HI_NE(3, 0),
+       "copy_file_range(2) output at an explicit offset (off_out, high half)"),
   ROW(SYS_vmsplice, 0, CAPSA_CAP_READ, "vmsplice(2): direction unknown to "
       "the filter, needs both rights"),
   ROW(SYS_vmsplice, 0, CAPSA_CAP_WRITE, "vmsplice(2), see above"),
