@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,10 @@ static int load_font(const char *path, capsa_shm_region_t *out, size_t *len) {
       got += (size_t)n;
   }
   close(fd);
+  // Filled: drop the writable mapping before any renderer exists, so no
+  // process a renderer descends from holds a writable alias of bytes the
+  // broker hands to every renderer (the seals stop new write paths only).
+  if (err == 0) err = capsa_shm_unmap(out);
   if (err < 0) {
     capsa_shm_close(out);
     return err;
@@ -124,6 +129,8 @@ static int serve_font(struct capsa_host_renderer *r, const capsa_msg_t *req,
     if (strcmp(name, kFontNames[i]) != 0) continue;
     const capsa_shm_region_t *f = &r->h->fonts[i];
     if (f->fd < 0) return -ENOENT;
+    // The channel sends a description of the renderer's own (reopened
+    // read-only), so one renderer's offset is never the next one's.
     int fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0) return -errno;
     // The region is page-rounded: the mime says how many bytes are font.
@@ -134,17 +141,33 @@ static int serve_font(struct capsa_host_renderer *r, const capsa_msg_t *req,
   return -ENOENT;
 }
 
-struct dns_req {
+struct capsa__dns_req {
   uv_getaddrinfo_t req;
   struct capsa_host_renderer *r;
+  struct capsa__dns_req *next;  // r's list of lookups in flight
   unsigned incarnation;
+  bool cancelled;
   capsa_msg_t request;  // header only: the id to answer
 };
 
-static void on_resolved(uv_getaddrinfo_t *gr, int status, struct addrinfo *ai) {
-  struct dns_req *d = gr->data;
+static void dns_unlink(struct capsa__dns_req *d) {
   struct capsa_host_renderer *r = d->r;
-  if (r->state == R_READY && !r->kill_reason && r->restarts == d->incarnation) {
+  for (struct capsa__dns_req **pp = &r->dns; *pp; pp = &(*pp)->next) {
+    if (*pp == d) {
+      *pp = d->next;
+      break;
+    }
+  }
+  r->dns_inflight--;
+  r->h->dns_inflight--;
+}
+
+static void on_resolved(uv_getaddrinfo_t *gr, int status, struct addrinfo *ai) {
+  struct capsa__dns_req *d = gr->data;
+  struct capsa_host_renderer *r = d->r;
+  dns_unlink(d);
+  if (!d->cancelled && status != UV_ECANCELED && r->state == R_READY &&
+      !r->kill_reason && r->restarts == d->incarnation) {
     char text[1024] = "";
     size_t n = 0;
     for (struct addrinfo *a = ai; status == 0 && a; a = a->ai_next) {
@@ -172,11 +195,51 @@ static void on_resolved(uv_getaddrinfo_t *gr, int status, struct addrinfo *ai) {
   capsa__renderer_unpend(r);
 }
 
+// libuv starts its thread pool on the first job, and aborts the process if
+// it cannot create the threads then. Started here, at capsa_host_start and
+// before any renderer exists, no renderer (say, one that forks until the
+// process table is full) can make the host's first dns: lookup abort it.
+static void warm_work(uv_work_t *w) {}
+static void warm_done(uv_work_t *w, int status) {}
+static pthread_once_t g_warm_once = PTHREAD_ONCE_INIT;
+static void warm_once(void) {
+  // On a loop of its own, run to completion here: the pool is process-wide,
+  // and the embedder's loop is left without a request it did not make.
+  uv_loop_t loop;
+  uv_work_t w;
+  if (uv_loop_init(&loop) != 0) return;
+  if (uv_queue_work(&loop, &w, warm_work, warm_done) == 0)
+    uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+}
+
+void capsa__broker_start_threadpool(void) {
+  pthread_once(&g_warm_once, warm_once);
+}
+
+void capsa__broker_cancel(struct capsa_host_renderer *r) {
+  // uv_cancel succeeds only for a lookup no thread has taken yet; its
+  // callback then runs with UV_ECANCELED. Running ones finish, unanswered.
+  for (struct capsa__dns_req *d = r->dns; d; d = d->next) {
+    d->cancelled = true;
+    uv_cancel((uv_req_t *)&d->req);
+  }
+}
+
 static int serve_dns(struct capsa_host_renderer *r, const capsa_msg_t *req,
                      const char *name) {
   if (!r->h->kinds[r->kind].allow_dns) return -EACCES;
   if (!*name || strlen(name) > 253) return -EINVAL;
-  struct dns_req *d = calloc(1, sizeof *d);
+  if (r->dns_inflight >= CAPSA__DNS_PER_RENDERER) {
+    char why[96];
+    snprintf(why, sizeof why,
+             "broker budget: more than %d dns lookups in flight",
+             CAPSA__DNS_PER_RENDERER);
+    capsa__renderer_kill_for_limit(r, why);
+    return 0;  // killed: nothing to answer
+  }
+  if (r->h->dns_inflight >= CAPSA__DNS_PER_HOST) return -EBUSY;
+  struct capsa__dns_req *d = calloc(1, sizeof *d);
   if (!d) return -ENOMEM;
   d->r = r;
   d->incarnation = r->restarts;
@@ -195,6 +258,10 @@ static int serve_dns(struct capsa_host_renderer *r, const capsa_msg_t *req,
     free(d);
     return -EIO;
   }
+  d->next = r->dns;
+  r->dns = d;
+  r->dns_inflight++;
+  r->h->dns_inflight++;
   r->pending++;
   return 0;
 }

@@ -78,7 +78,8 @@ typedef int (*capsa_renderer_entry_fn)(int channel_fd,
 typedef enum capsa_host_event_type {
   CAPSA_EV_READY = 1,        // HELLO received, sandbox verified from outside
   CAPSA_EV_MESSAGE,          // ev->msg: a message for the embedder
-  CAPSA_EV_LOG,              // ev->text, ev->status = level
+  CAPSA_EV_LOG,              // ev->text (escaped: one printable line of
+                             // valid UTF-8, < 1 KiB), ev->status = level
   CAPSA_EV_EXITED,           // ev->status = exit code
   CAPSA_EV_CRASHED,          // ev->signal
   CAPSA_EV_HUNG,             // missed heartbeat; killed
@@ -198,6 +199,12 @@ typedef struct capsa_kind_options {
   // open; -1: none.
   int resource_dir_fd;
   bool allow_fonts;
+  // "dns:NAME" through the host's resolver. At most 4 lookups of a renderer
+  // in flight (one more: killed, CAPSA_EV_LIMIT "broker budget: ...") and 16
+  // of the host's (beyond: answered -EBUSY at once); a dead renderer's
+  // lookups not yet started are cancelled. Note it is an exfiltration
+  // channel: the name itself reaches the resolver (and the network behind
+  // it), so grant it only to kinds that may talk to the outside that way.
   bool allow_dns;
 } capsa_kind_options_t;
 
@@ -219,8 +226,17 @@ int capsa_host_init(uv_loop_t *loop, capsa_host_t *host,
 int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k);
 
 // Probes the kernel, starts the zygote (which compiles each kind's policy).
-// Call early, while the process has no other threads. 0 or -errno.
+// Call early, while the process has no other threads. 0 or -errno: -EPERM
+// when a namespace in namespaces_required is refused here (nothing is
+// started then); capsa_host_start_error() says which and why.
 int capsa_host_start(capsa_host_t *host);
+
+// Why the last capsa_host_start failed, one line owned by the host ("" when
+// it did not): for missing required namespaces each with the kernel's errno
+// and the sysctl that explains it, "required namespaces refused:
+// user=no(ENOSPC:max_user_namespaces=0) pid=no(EPERM:no-userns)"; else the
+// step and its error ("zygote: Operation not permitted").
+const char *capsa_host_start_error(const capsa_host_t *host);
 
 // Starts a renderer of `kind`. On success *out is the handle (owned by the
 // host) and events follow: READY, or a failure event, then eventually
@@ -259,7 +275,10 @@ int capsa_renderer_check_pid(pid_t pid, unsigned expect_ns,
                              capsa_renderer_check_t *out);
 
 // What the launcher gives renderers here, one line ("user=yes pid=yes ...
-// root=empty-ro fds=closed zygote=capmode-stage"): the namespaces, and what
+// root=empty-ro fds=closed uid0->65534 landlock=abi7 zygote=capmode-stage";
+// refusals with their errno and reason as capsa_ns_report_format says:
+// "user=no(ENOSPC:max_user_namespaces=0) ... uid=0(unmapped)", and
+// "landlock=no(kernel)" without Landlock): the namespaces, Landlock, and what
 // the zygote holds itself to - the kinds' capability-mode stage (one policy
 // serves every kind), else the capability-mode baseline (what no policy may
 // ever allow; "zygote=baseline(N refused)"), else nothing

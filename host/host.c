@@ -14,6 +14,7 @@
 
 #include "host/fork_guard.h"
 #include "host/host_internal.h"
+#include "host/text.h"
 #include "sandbox/features.h"
 
 // A renderer that closed its channel gets this long to exit by itself.
@@ -116,6 +117,11 @@ static void kill_for(struct capsa_host_renderer *r,
   if (r->exited) finish_exit(r);  // already reaped: nothing left to wait for
 }
 
+void capsa__renderer_kill_for_limit(struct capsa_host_renderer *r,
+                                    const char *budget) {
+  kill_for(r, CAPSA_EV_LIMIT, budget);
+}
+
 static void maybe_free(struct capsa_host_renderer *r);
 static void after_incarnation(struct capsa_host_renderer *r);
 static int launch(struct capsa_host_renderer *r);
@@ -127,6 +133,7 @@ static void on_handle_closed(struct capsa_host_renderer *r) {
   close(r->pidfd);
   r->pidfd = -1;
   limits_release(r, true);
+  capsa__broker_cancel(r);
   after_incarnation(r);
 }
 
@@ -460,7 +467,11 @@ static void on_message(capsa_channel_t *ch, capsa_msg_t *m) {
       memset(&ev, 0, sizeof ev);
       ev.type = CAPSA_EV_LOG;
       ev.status = (int)m->u.log.level;
-      ev.text = m->u.log.text ? m->u.log.text : "";
+      // Data, not terminal input: escaped and bounded (host/text.h).
+      char safe[CAPSA__TEXT_MAX];
+      const char *t = m->u.log.text ? m->u.log.text : "";
+      capsa__text_escape(t, strlen(t), safe, sizeof safe);
+      ev.text = safe;
       capsa__emit(r, &ev);
       return;
     }
@@ -691,6 +702,35 @@ int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k) {
   return (int)h->nkinds++;
 }
 
+// The error of a start that failed because required namespaces are
+// missing: each with the kernel's errno and, when a sysctl says, why.
+static void required_missing(struct capsa__host_impl *h, unsigned missing) {
+  struct capsa_ns_report rep;
+  capsa_ns_available_report(&rep);
+  size_t n = (size_t)snprintf(h->start_error, sizeof h->start_error,
+                              "required namespaces refused:");
+  for (int i = 0; i < CAPSA_NAMESPACE_COUNT && n < sizeof h->start_error; i++) {
+    unsigned bit = 1u << i;
+    if (!(missing & bit)) continue;
+    const char *e = rep.ns_error[i] ? strerrorname_np(-rep.ns_error[i]) : "?";
+    const char *why =
+        bit == CAPSA_NAMESPACE_USER ? rep.user_why
+        : !(rep.applied & CAPSA_NAMESPACE_USER) && rep.ns_error[i] == -EPERM
+            ? "no-userns"
+            : "";
+    n += (size_t)snprintf(h->start_error + n, sizeof h->start_error - n,
+                          " %s=no(%s%s%s)", capsa_namespace_name(bit), e,
+                          why[0] ? ":" : "", why);
+  }
+}
+
+static int start_failed(struct capsa__host_impl *h, const char *what, int err) {
+  if (!h->start_error[0])
+    snprintf(h->start_error, sizeof h->start_error, "%s: %s", what,
+             strerror(-err));
+  return err;
+}
+
 int capsa_host_start(capsa_host_t *host) {
   if (!host || !host->impl) return -EINVAL;
   struct capsa__host_impl *h = host->impl;
@@ -701,8 +741,13 @@ int capsa_host_start(capsa_host_t *host) {
   // their own descriptors off them (host/fork_guard.h). Best effort: without
   // it only a renderer's fork() children are affected, never the renderer.
   capsa__fork_guard_probe();
+  h->start_error[0] = 0;
   unsigned avail = capsa_ns_available();
-  if (h->opts.namespaces_required & ~avail) return -EPERM;
+  unsigned missing = h->opts.namespaces_required & ~avail;
+  if (missing) {
+    required_missing(h, missing);
+    return -EPERM;
+  }
   for (unsigned i = 0; i < h->nkinds; i++) {
     const capsa_kind_options_t *k = &h->kinds[i];
     struct capsa__zygote_kind *z = &h->zkinds[i];
@@ -728,14 +773,19 @@ int capsa_host_start(capsa_host_t *host) {
     z->limit_nproc = k->limit_processes;
   }
   int lerr = limits_setup(h);
-  if (lerr < 0) return lerr;
+  if (lerr < 0) {
+    snprintf(h->start_error, sizeof h->start_error, "cgroups required: %s",
+             h->limits_why);
+    return lerr;
+  }
+  capsa__broker_start_threadpool();
   int err = capsa__broker_load_fonts(h);
-  if (err < 0) return err;
+  if (err < 0) return start_failed(h, "fonts", err);
   h->self_ns_err = capsa_ns_ids_of(0, &h->self_ns);
   err = start_zygote(h);
   if (err < 0) {
     capsa__broker_free_fonts(h);
-    return err;
+    return start_failed(h, "zygote", err);
   }
   h->started = true;
   return 0;
@@ -830,8 +880,23 @@ int capsa_host_sandbox_summary(const capsa_host_t *host, char *buf,
     if (h->zkinds[i].pid_namespace) pid = true;
   if (pid) rep.applied |= CAPSA_NAMESPACE_PID;
   rep.requested = h->opts.namespaces_wanted;
-  char line[256];
-  capsa_ns_report_format(&rep, line, sizeof line);
+  // The zygote's launcher never asks for a pid namespace (each renderer
+  // gets its own): a refused one has its errno from the probe.
+  if (!(rep.applied & CAPSA_NAMESPACE_PID) &&
+      (rep.requested & CAPSA_NAMESPACE_PID)) {
+    struct capsa_ns_report avail;
+    capsa_ns_available_report(&avail);
+    rep.ns_error[1] = avail.ns_error[1];
+  }
+  char ns[256], line[300];
+  capsa_ns_report_format(&rep, ns, sizeof ns);
+  // Landlock as the kernel gives it (a kind's policy may still turn it off:
+  // capsa_host_kind_report says per kind).
+  int abi = capsa_features_get()->landlock_abi;
+  if (abi > 0)
+    snprintf(line, sizeof line, "%s landlock=abi%d", ns, abi);
+  else
+    snprintf(line, sizeof line, "%s landlock=no(kernel)", ns);
   // What the zygote itself (and so every renderer before its own policy)
   // is held to: the kinds' stage, the baseline, or only the above.
   if (h->zygote.staged)
@@ -852,6 +917,10 @@ int capsa_host_limits_summary(const capsa_host_t *host, char *buf, size_t len) {
   capsa_cgroup_controllers_format(h->cg_controllers, names, sizeof names);
   return snprintf(buf, len, "limits: cgroup v2 (%s: %s)", h->cg_parent,
                   names[0] ? names : "no controllers");
+}
+
+const char *capsa_host_start_error(const capsa_host_t *host) {
+  return host && host->impl ? host->impl->start_error : "";
 }
 
 pid_t capsa_host_zygote_pid(const capsa_host_t *host) {

@@ -41,7 +41,9 @@ struct capsa_host_renderer {
   capsa_cgroup_t *cg;  // this incarnation's cgroup (limits), or NULL
   unsigned restarts;
   unsigned pending;  // broker requests in flight (keep the memory alive)
-  bool closing;      // CLOSED about to be sent: free when pending == 0
+  struct capsa__dns_req *dns;  // this renderer's name lookups in flight
+  unsigned dns_inflight;
+  bool closing;  // CLOSED about to be sent: free when pending == 0
   struct capsa_host_renderer *next;
 };
 
@@ -56,6 +58,8 @@ struct capsa__host_impl {
   unsigned nkinds;
   bool started;
   bool closing;
+  unsigned dns_inflight;  // name lookups in the thread pool, all renderers
+  char start_error[400];  // why the last capsa_host_start failed; "" if not
   capsa__zygote zygote;
   unsigned zygote_restarts;
   int zygote_filters;    // its Seccomp_filters: count; -1 unknown
@@ -84,6 +88,8 @@ struct capsa__host_impl {
 // fields into *out (0 or -errno), then the verdict over everything in *out.
 int capsa__check_status(pid_t pid, capsa_renderer_check_t *out);
 void capsa__check_verdict(capsa_renderer_check_t *out);
+// Test builds only, declared for them in host/testing.h (see there).
+void capsa__check_hide_seccomp_filters_for_test(bool hide);
 
 void capsa__emit(struct capsa_host_renderer *r, capsa_host_event_t *ev);
 
@@ -93,6 +99,25 @@ int capsa__broker_request(struct capsa_host_renderer *r,
                           const capsa_msg_t *req);
 int capsa__broker_load_fonts(struct capsa__host_impl *h);
 void capsa__broker_free_fonts(struct capsa__host_impl *h);
+// Budgets for the broker's name lookups (thread-pool jobs the host holds
+// for renderers): a renderer with more in flight than its budget is killed
+// with CAPSA_EV_LIMIT; past the host's, a request is answered -EBUSY at
+// once, so one renderer's flood is never another one's timeout.
+#define CAPSA__DNS_PER_RENDERER 4
+#define CAPSA__DNS_PER_HOST 16
+
+// Kills r for exceeding `budget` (CAPSA_EV_LIMIT, text names the budget).
+void capsa__renderer_kill_for_limit(struct capsa_host_renderer *r,
+                                    const char *budget);
+
+// Starts libuv's thread pool once per process (the first host's start), so
+// that its creation can never fail later, on a renderer's request.
+void capsa__broker_start_threadpool(void);
+
+// Cancels r's broker work that has not started (its incarnation ended);
+// what a thread already runs finishes and is dropped.
+void capsa__broker_cancel(struct capsa_host_renderer *r);
+
 // Called by the broker when its last pending request of r finished.
 void capsa__renderer_unpend(struct capsa_host_renderer *r);
 

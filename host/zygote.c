@@ -52,8 +52,10 @@ struct boot {
   const struct capsa__zygote_kind *kinds;
   unsigned nkinds;
   // The host can tell a renderer's own filter from the zygote's (the kernel
-  // reports Seccomp_filters): only then may a baseline go under renderers
-  // that do not stage, or one without capability mode would look filtered.
+  // reports Seccomp_filters): only then may a stage or a baseline go under
+  // renderers. Otherwise Seccomp 2 and NoNewPrivs 1 would be inherited, and
+  // from outside a renderer that never took its own step (final step, or
+  // its policy in full) would look filtered.
   bool baseline_ok;
 };
 
@@ -263,8 +265,8 @@ static int add_launcher_rows(capsa_capmode_policy *s) {
   return rc;
 }
 
-static void enter_stage(void) {
-  if (g_nkinds == 0) return;
+static void enter_stage(bool ok) {
+  if (g_nkinds == 0 || !ok) return;
   for (unsigned k = 0; k < g_nkinds; k++)
     if (!g_kinds[k].capmode || g_ready.kind_error[k] < 0 || g_kinds[k].no_stage)
       return;
@@ -379,7 +381,7 @@ static int zygote_main(void *arg) {
   for (int fd = CTRL_FD + 1; fd < 1024 && g_npolicy_fds < MAX_POLICY_FDS; fd++)
     if (fcntl(fd, F_GETFD) >= 0) g_policy_fds[g_npolicy_fds++] = fd;
   // After the scan: renderers do not need the stage's own ruleset.
-  enter_stage();
+  enter_stage(b->baseline_ok);
   enter_baseline(b->baseline_ok);
   for (unsigned k = 0; k < g_nkinds; k++) format_report(k);
   if (capsa__send_fd(CTRL_FD, &g_ready, sizeof g_ready, -1) < 0) return 1;

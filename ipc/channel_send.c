@@ -8,6 +8,7 @@
 
 #include "ipc/channel_core.h"
 #include "ipc/codec.h"
+#include "ipc/handle.h"
 #include "ipc/scm.h"
 
 struct capsa__qent {
@@ -72,6 +73,13 @@ int capsa__core_send(capsa__chan_core_t *c, capsa_msg_t *msg) {
   int fds[CAPSA_IPC_MAX_HANDLES];
   for (uint32_t i = 0; i < msg->handle_count; i++) {
     if (msg->handles[i].fd < 0) return -EINVAL;
+    // The receiver's own check, on the sender's side: a descriptor wider
+    // than its declaration (an O_RDWR file declared read-only, an unsealed
+    // region declared read-only) never leaves, whoever would check it next.
+    char why[CAPSA_IPC_REASON_MAX];
+    if (capsa_handle_check(msg->handles[i].fd, &msg->handles[i], why,
+                           sizeof why) < 0)
+      return -EINVAL;
     fds[i] = msg->handles[i].fd;
   }
   int nfds = (int)msg->handle_count;

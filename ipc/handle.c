@@ -6,9 +6,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <unistd.h>
 
 #include "ipc/reason.h"
 #include "sandbox/memfd.h"
@@ -198,4 +200,23 @@ int capsa_handle_check(int fd, const capsa_handle_t *d, char *r, size_t n) {
     default:
       return capsa__bad(r, n, "handle kind %d unknown", (int)d->kind);
   }
+}
+
+int capsa_handle_reopen(int fd, bool writable) {
+  if (fd < 0) return -EBADF;
+  char path[32];
+  snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+  // O_NOCTTY | O_NONBLOCK: never a controlling terminal, never a blocking
+  // open (a FIFO fails the handle check before this is reached anyway).
+  int nfd = open(
+      path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (nfd < 0) return -errno;
+  // The blocking mode the renderer reads with, as a fresh open gives it.
+  int fl = fcntl(nfd, F_GETFL);
+  if (fl < 0 || fcntl(nfd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+    int e = errno;
+    close(nfd);
+    return -e;
+  }
+  return nfd;
 }

@@ -40,6 +40,15 @@ int capsa_handle_check(int fd, const capsa_handle_t *decl, char *reason,
 int capsa_handle_check_decl(const capsa_handle_t *decl, char *reason,
                             size_t reason_size);
 
+// A new open file description of the object behind `fd` (borrowed), opened
+// through /proc/self/fd with O_RDONLY, or O_RDWR when `writable`, and
+// O_CLOEXEC: whatever the holder of the new descriptor does to its offset
+// or status flags (lseek, F_SETFL) reaches no other holder. For FILE and
+// SHM handles (a socket cannot be reopened: -ENXIO from the kernel).
+// Returns the new descriptor (owned by the caller) or -errno (-ENOENT when
+// /proc is not mounted).
+int capsa_handle_reopen(int fd, bool writable);
+
 // The widest rights a handle of `kind` may declare (`writable`: shm only).
 void capsa_handle_max_rights(capsa_handle_kind_t kind, bool writable,
                              capsa_rights_t *out);

@@ -173,6 +173,14 @@ int capsa_shm_release_fd(capsa_shm_region_t *r) {
   return fd;
 }
 
+int capsa_shm_unmap(capsa_shm_region_t *r) {
+  if (!r || !r->base) return -EINVAL;
+  if (munmap(r->base, r->size) < 0) return neg_errno();
+  r->base = NULL;
+  r->writable = false;
+  return 0;
+}
+
 int capsa_shm_close(capsa_shm_region_t *r) {
   if (!r) return -EINVAL;
   int err = 0;

@@ -136,6 +136,14 @@ int capsa_shm_write(capsa_shm_region_t *r, size_t offset, const void *src,
 // mapping. Returns the fd (>= 0, now caller-owned) or -EBADF.
 int capsa_shm_release_fd(capsa_shm_region_t *r);
 
+// Drops this process's mapping of `r` and keeps its descriptor (r->base
+// becomes NULL; views then fail with -EBADF). A creator that has filled a
+// region others may only read calls this once it is done writing, so that
+// no writable alias is left in this process or in any process forked from
+// it later: seals refuse new write paths, not a mapping that exists.
+// Returns 0 or -errno (-EINVAL when r is NULL or not mapped).
+int capsa_shm_unmap(capsa_shm_region_t *r);
+
 // Unmaps and closes whatever the region still owns. Idempotent; returns 0 or
 // the first munmap/close error (the region is closed regardless).
 int capsa_shm_close(capsa_shm_region_t *r);

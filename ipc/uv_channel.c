@@ -2,11 +2,15 @@
 // deadlines, the core (channel_core.h) for everything else.
 #include "ipc/uv_channel.h"
 
+#include "ipc/handle.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ipc/channel_core.h"
+#include "ipc/handle.h"
 
 enum {
   F_STARTED = 0x1,
@@ -159,10 +163,53 @@ int capsa_channel_stop(capsa_channel_t *ch) {
   return 0;
 }
 
+// Files and regions leave as descriptions of their own (reopened through
+// /proc/self/fd, as narrow as declared): a peer's lseek or F_SETFL never
+// moves the sender's offset or a sibling's. Checked first, so a descriptor
+// wider than its declaration is refused, not silently narrowed. On success
+// the originals are closed (the channel owns them); on failure the copies.
+static int reopen_handles(capsa_msg_t *msg, int *orig) {
+  for (uint32_t i = 0; i < msg->handle_count; i++) orig[i] = -1;
+  for (uint32_t i = 0; i < msg->handle_count; i++) {
+    capsa_handle_t *h = &msg->handles[i];
+    if (h->kind != CAPSA_HANDLE_FILE && h->kind != CAPSA_HANDLE_SHM) continue;
+    char why[CAPSA_IPC_REASON_MAX];
+    int nfd = capsa_handle_check(h->fd, h, why, sizeof why) < 0
+                  ? -EINVAL
+                  : capsa_handle_reopen(h->fd, h->writable);
+    if (nfd < 0) {
+      for (uint32_t j = 0; j < i; j++) {
+        if (orig[j] < 0) continue;
+        close(msg->handles[j].fd);
+        msg->handles[j].fd = orig[j];
+      }
+      return nfd;
+    }
+    orig[i] = h->fd;
+    h->fd = nfd;
+  }
+  return 0;
+}
+
 int capsa_channel_send(capsa_channel_t *ch, capsa_msg_t *msg) {
   if (ch == NULL || msg == NULL || ch->core == NULL) return -EINVAL;
   if (ch->flags & F_CLOSING) return -EPIPE;
-  int err = capsa__core_send(ch->core, msg);
+  if (msg->handle_count > CAPSA_IPC_MAX_HANDLES) return -EINVAL;
+  for (uint32_t i = 0; i < msg->handle_count; i++)
+    if (msg->handles[i].fd < 0) return -EINVAL;
+  int orig[CAPSA_IPC_MAX_HANDLES];
+  int err = reopen_handles(msg, orig);
+  if (err < 0) return err;
+  err = capsa__core_send(ch->core, msg);
+  for (uint32_t i = 0; i < msg->handle_count; i++) {
+    if (orig[i] < 0) continue;
+    if (err == 0) {
+      close(orig[i]);
+    } else {
+      close(msg->handles[i].fd);
+      msg->handles[i].fd = orig[i];
+    }
+  }
   if (err == 0) {
     backpressure(ch);
     update_poll(ch);

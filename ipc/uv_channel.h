@@ -105,8 +105,9 @@ int capsa_channel_stop(capsa_channel_t *ch);
 // Sends `msg` (borrowed; the channel sets its seq). On success the channel
 // owns every handle fd in `msg` (they are closed once sent; the receiver
 // gets copies), and the bytes are copied. On error the caller keeps them.
-// Returns 0, -ENOBUFS (queue full), -EINVAL / -EMSGSIZE (bad message),
-// -EPIPE (channel closed or broken).
+// Returns 0, -ENOBUFS (queue full), -EINVAL / -EMSGSIZE (bad message,
+// including a handle whose descriptor is wider than its declaration, by the
+// receiver's own check: capsa_handle_check), -EPIPE (closed or broken).
 int capsa_channel_send(capsa_channel_t *ch, capsa_msg_t *msg);
 
 // Sends `msg` as a request (sets CAPSA_MSG_F_REQUEST and a fresh

@@ -28,7 +28,7 @@ static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
   static struct capsa_attack_result res[CAPSA_ATTACKS_MAX];
   int n = capsa_attacks_run_all(&env, res, CAPSA_ATTACKS_MAX);
   if (n < 0) return n;
-  int refused = 0, escaped = 0, other = 0, contained = 0;
+  int refused = 0, escaped = 0, other = 0, contained = 0, absent = 0;
   for (int i = 0; i < n; i++) {
     const struct capsa_attack_result *x = &res[i];
     // In its own pid namespace this renderer is pid 1: an attempt (made from
@@ -48,8 +48,17 @@ static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
       refused++;
     else if (x->verdict == CAPSA_VERDICT_ESCAPED)
       escaped++;
+    else if (x->verdict == CAPSA_VERDICT_ABSENT)
+      absent++;
     else if (x->verdict != CAPSA_VERDICT_SKIPPED)
       other++;
+    if (x->verdict == CAPSA_VERDICT_ABSENT) {
+      // The target is missing from this kernel (probed outside the
+      // sandbox): neither refused nor escaped, and said why.
+      capsa_rctx_log(r, CAPSA_LOG_INFO, "%-26s %-10s %s", x->attack->name,
+                     "absent", env.i386_detail ? env.i386_detail : "");
+      continue;
+    }
     capsa_rctx_log(
         r,
         x->verdict == CAPSA_VERDICT_ESCAPED ? CAPSA_LOG_ERROR : CAPSA_LOG_INFO,
@@ -61,8 +70,9 @@ static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
                  CAPSA_HOSTILE_SUMMARY
                  " %d attacks, %d refused or killed, "
                  "%d contained by the pid namespace, "
+                 "%d absent in this kernel, "
                  "%d escaped, %d unexpected",
-                 n, refused, contained, escaped, other);
+                 n, refused, contained, absent, escaped, other);
   if (env.ro_shm_fd >= 0) close(env.ro_shm_fd);
   // Last, the host itself: bytes that are no message. The host must kill us.
   static const char junk[] = "\xff\xff\xff\x7f not a flatbuffer";

@@ -13,18 +13,15 @@
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox/cgroup.h"
 #include "sandbox/landlock.h"
 
 #ifndef MFD_NOEXEC_SEAL
 #define MFD_NOEXEC_SEAL 0x0008U
-#endif
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
 #ifndef SECCOMP_GET_ACTION_AVAIL
 #define SECCOMP_GET_ACTION_AVAIL 2
@@ -33,6 +30,7 @@
 
 static struct capsa_features g_features;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static bool g_probed;
 
 static bool seccomp_action_avail(uint32_t action) {
   return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &action) == 0;
@@ -74,9 +72,81 @@ static bool probe_userns(void) {
   if (pid < 0) return false;
   if (pid == 0) _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t w;
+  do w = waitpid(pid, &status, 0);
+  while (w < 0 && errno == EINTR);
+  return w == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// The entries that may fault: int 0x80 raises SIGSEGV where the kernel or
+// hypervisor gives no i386 entry, and either call may be killed by a seccomp
+// filter the caller already runs under. The child reports the x32 answer on
+// a pipe before trying int 0x80; its exit status gives the i386 answer.
+static long i386_getpid(void) {
+  long r = 20;  // i386 getpid
+  // int 0x80 from 64-bit code zeroes r8-r11 on current kernels.
+  __asm__ volatile("int $0x80"
+                   : "+a"(r)
+                   :
+                   : "memory", "rcx", "r8", "r9", "r10", "r11");
+  return r;
+}
+
+int capsa_features_probe_entries(struct capsa_features *f) {
+  if (!f) return -EINVAL;
+  f->x32_abi = false;
+  f->i386_entry = false;
+  f->i386_detail = "absent (the probe could not run)";
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0) return -errno;
+  pid_t pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    close(p[0]);
+    close(p[1]);
+    return -e;
   }
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (pid == 0) {
+    close(p[0]);
+    // Only a call that answers counts as present: a filter's errno does not.
+    long me = syscall(SYS_getpid);
+    long r = syscall(X32_SYSCALL_BIT | SYS_getpid);
+    char x32 = r == me ? 'y' : 'n';
+    if (write(p[1], &x32, 1) != 1) _exit(4);
+    r = i386_getpid();
+    _exit(r == me ? 0 : r == -ENOSYS ? 1 : (r < 0 && r > -4096) ? 2 : 3);
+  }
+  close(p[1]);
+  char x32 = 0;
+  ssize_t n;
+  do {
+    n = read(p[0], &x32, 1);
+  } while (n < 0 && errno == EINTR);
+  close(p[0]);
+  int status = 0;
+  pid_t w;
+  do w = waitpid(pid, &status, 0);
+  while (w < 0 && errno == EINTR);
+  f->x32_abi = n == 1 && x32 == 'y';
+  if (w != pid) {
+    // SIGCHLD ignored (children reaped by the kernel): no answer is not
+    // a yes.
+    f->i386_detail = "unknown (the probe's status could not be read)";
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    f->i386_entry = true;
+    f->i386_detail = "present";
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 1) {
+    f->i386_detail = "absent in this kernel (int 0x80 answers ENOSYS)";
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+    f->i386_detail = "unknown (int 0x80 refused: probed under a filter)";
+  } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) {
+    f->i386_detail = "absent in this kernel (int 0x80 faults: SIGSEGV)";
+  } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
+    f->i386_detail = "unknown (probed under a seccomp filter: SIGSYS)";
+  } else {
+    f->i386_detail = "absent (int 0x80 gave a wrong answer)";
+  }
+  return 0;
 }
 
 static void probe(void) {
@@ -100,18 +170,22 @@ static void probe(void) {
   f->clone3 = syscall(SYS_clone3, NULL, 0) < 0 && errno != ENOSYS;
   f->memfd_seals = probe_memfd(MFD_ALLOW_SEALING);
   f->memfd_noexec_seal = probe_memfd(MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL);
-  struct statfs sfs;
-  f->cgroup2 = statfs("/sys/fs/cgroup", &sfs) == 0 &&
-               (unsigned long)sfs.f_type == CGROUP2_SUPER_MAGIC;
-  // getpid through the x32 ABI: ENOSYS when the kernel lacks it.
-  errno = 0;
-  long r = syscall(X32_SYSCALL_BIT | SYS_getpid);
-  f->x32_abi = !(r < 0 && errno == ENOSYS);
+  // Wherever it is mounted (hybrid systems: /sys/fs/cgroup/unified), as
+  // the host's cgroup probe finds it, so doctor's text and JSON agree.
+  f->cgroup2 = capsa_cgroup_probe()->mounted;
+  // getpid through the x32 ABI (ENOSYS when the kernel lacks it) and the
+  // i386 entry, in a child.
+  capsa_features_probe_entries(f);
+  __atomic_store_n(&g_probed, true, __ATOMIC_RELEASE);
 }
 
 const struct capsa_features *capsa_features_get(void) {
   pthread_once(&g_once, probe);
   return &g_features;
+}
+
+const struct capsa_features *capsa_features_cached(void) {
+  return __atomic_load_n(&g_probed, __ATOMIC_ACQUIRE) ? &g_features : NULL;
 }
 
 int capsa_features_format(const struct capsa_features *f, bool json, char *buf,
@@ -125,15 +199,17 @@ int capsa_features_format(const struct capsa_features *f, bool json, char *buf,
              "\"seccomp_trap\":%s,\"landlock_abi\":%d,"
              "\"userns_unprivileged\":%s,\"pidfd\":%s,\"clone3\":%s,"
              "\"memfd_seals\":%s,\"memfd_noexec_seal\":%s,\"cgroup2\":%s,"
-             "\"x32_abi\":%s}"
+             "\"x32_abi\":%s,\"i386_entry\":%s,\"i386_detail\":\"%s\"}"
            : "no_new_privs=%s seccomp_filter=%s seccomp_tsync=%s "
              "seccomp_kill_process=%s seccomp_trap=%s landlock_abi=%d "
              "userns_unprivileged=%s pidfd=%s clone3=%s memfd_seals=%s "
-             "memfd_noexec_seal=%s cgroup2=%s x32_abi=%s",
+             "memfd_noexec_seal=%s cgroup2=%s x32_abi=%s i386_entry=%s "
+             "(%s)",
       B(f->no_new_privs), B(f->seccomp_filter), B(f->seccomp_tsync),
       B(f->seccomp_kill_process), B(f->seccomp_trap), f->landlock_abi,
       B(f->userns_unprivileged), B(f->pidfd), B(f->clone3), B(f->memfd_seals),
-      B(f->memfd_noexec_seal), B(f->cgroup2), B(f->x32_abi));
+      B(f->memfd_noexec_seal), B(f->cgroup2), B(f->x32_abi), B(f->i386_entry),
+      f->i386_detail ? f->i386_detail : "unknown");
 #undef B
   return n < 0 ? -EINVAL : n;
 }

@@ -5,8 +5,9 @@
 //   char buf[512];
 //   capsa_features_format(f, true, buf, sizeof buf);   // JSON for `doctor`
 //
-// The first call probes (it may fork a short-lived child to try an
-// unprivileged user namespace); later calls return the cache. Probe before
+// The first call probes (it forks short-lived children: one tries an
+// unprivileged user namespace, one the i386 and x32 entries, which may fault
+// or be killed); later calls return the cache. Probe before
 // entering capability mode: probes run inside it would see the sandbox, not
 // the kernel. capsa_cap_enter() and capsa_capmode_policy_compile() do so.
 #ifndef CAPSA_SANDBOX_FEATURES_H_
@@ -31,12 +32,30 @@ struct capsa_features {
   bool clone3;                // clone3 syscall exists
   bool memfd_seals;           // MFD_ALLOW_SEALING
   bool memfd_noexec_seal;     // MFD_NOEXEC_SEAL (6.3+)
-  bool cgroup2;               // cgroup v2 mounted on /sys/fs/cgroup
+  bool cgroup2;               // cgroup v2 mounted (anywhere: mountinfo)
   bool x32_abi;  // x32 syscalls reach the kernel (CONFIG_X86_X32_ABI)
+  // The i386 entry (int 0x80): present when a getpid through it answers the
+  // caller's pid. Kernels without CONFIG_IA32_EMULATION, booted with
+  // ia32_emulation=0, or hypervisors that give no 32-bit entry (PVM) raise
+  // a fault instead (SIGSEGV). Probed in a forked child, as is x32.
+  bool i386_entry;
+  const char *i386_detail;  // static: "present" or why it is absent
 };
 
 // Probed once (thread-safe); the returned struct is static, never freed.
 const struct capsa_features *capsa_features_get(void);
+
+// The cache if this process (or the process it was forked from) has probed
+// already, else NULL. Inside capability mode a new probe would see the
+// sandbox, not the kernel: code there asks this and treats NULL as unknown.
+const struct capsa_features *capsa_features_cached(void);
+
+// Probes the x32 and i386 entries now, in a forked child (the caller
+// survives whatever the kernel or a filter does to the child: a fault, a
+// seccomp kill), into f's x32_abi, i386_entry and i386_detail (f owned by
+// the caller). 0, or -errno when the child could not be started (the
+// fields then say "absent (the probe could not run)").
+int capsa_features_probe_entries(struct capsa_features *f);
 
 // Formats f into buf (owned by the caller): one line "name=value ..." or a
 // JSON object. Returns the length needed (as snprintf) or -EINVAL.

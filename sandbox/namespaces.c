@@ -166,6 +166,39 @@ static int reap(int pidfd) {
 static int probe_errors[CAPSA_NAMESPACE_COUNT];
 static unsigned probe_result;
 static bool probed;
+static char probe_user_why[sizeof((struct capsa_ns_report *)0)->user_why];
+
+// A sysctl's integer value, -1 when it cannot be read (absent here).
+static int read_sysctl_int(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[32] = {0};
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0 || buf[0] < '0' || buf[0] > '9') return -1;
+  return atoi(buf);
+}
+
+// Which sysctl explains the user namespace refusal `err`, if one does:
+// ENOSPC is the count limit (0 in this namespace or an ancestor's limit
+// reached), EPERM / EACCES an unprivileged caller stopped by Debian's old
+// switch or Ubuntu's AppArmor restriction. "" when none says.
+static void userns_why(int err, char *buf, size_t len) {
+  buf[0] = 0;
+  if (err == -ENOSPC) {
+    int max = read_sysctl_int("/proc/sys/user/max_user_namespaces");
+    if (max >= 0)
+      snprintf(buf, len, "max_user_namespaces=%d", max);
+    else
+      snprintf(buf, len, "user-namespace-limit");
+  } else if ((err == -EPERM || err == -EACCES) && geteuid() != 0) {
+    if (read_sysctl_int("/proc/sys/kernel/unprivileged_userns_clone") == 0)
+      snprintf(buf, len, "unprivileged_userns_clone=0");
+    else if (read_sysctl_int(
+                 "/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
+      snprintf(buf, len, "apparmor_restrict_unprivileged_userns=1");
+  }
+}
 
 // Tries one clone3 with `flags` and a child that exits at once.
 static int try_clone(unsigned long flags) {
@@ -184,6 +217,7 @@ unsigned capsa_ns_available(void) {
   int err = try_clone(CLONE_NEWUSER);
   probe_errors[0] = err;
   if (err == 0) avail |= CAPSA_NAMESPACE_USER;
+  userns_why(err, probe_user_why, sizeof probe_user_why);
   // Unprivileged callers need the user namespace for the others, and a root
   // launcher uses one too (see capsa_ns_spawn), so probe them together.
   unsigned long base = (avail & CAPSA_NAMESPACE_USER) ? CLONE_NEWUSER : 0;
@@ -195,6 +229,18 @@ unsigned capsa_ns_available(void) {
   probe_result = avail;
   probed = true;
   return avail;
+}
+
+int capsa_ns_available_report(struct capsa_ns_report *out) {
+  if (!out) return -EINVAL;
+  memset(out, 0, sizeof *out);
+  out->requested = CAPSA_NAMESPACE_ALL;
+  out->applied = capsa_ns_available();
+  for (int i = 0; i < CAPSA_NAMESPACE_COUNT; i++)
+    out->ns_error[i] = probe_errors[i];
+  out->uid_outside = (unsigned)geteuid();
+  memcpy(out->user_why, probe_user_why, sizeof out->user_why);
+  return 0;
 }
 
 // --- spawn ----------------------------------------------------------------
@@ -421,7 +467,10 @@ int capsa_ns_spawn(const capsa_ns_policy *p, int (*fn)(void *arg), void *arg,
   struct capsa_ns_report rep;
   memset(&rep, 0, sizeof rep);
   rep.requested = p->wanted;
+  rep.uid_outside = (unsigned)geteuid();
   unsigned avail = p->wanted ? capsa_ns_available() : 0;
+  if (p->wanted & CAPSA_NAMESPACE_USER)
+    memcpy(rep.user_why, probe_user_why, sizeof rep.user_why);
   unsigned use = p->wanted & avail;
   // A namespace other than user needs one when unprivileged; the probe
   // already tried them that way.
@@ -537,6 +586,9 @@ int capsa_ns_report_format(const struct capsa_ns_report *r, char *buf,
   if (!r || (!buf && len)) return -EINVAL;
   size_t n = 0;
   int w;
+  // The others, refused with EPERM, were tried without a user namespace.
+  bool no_userns = (r->requested & CAPSA_NAMESPACE_USER) &&
+                   !(r->applied & CAPSA_NAMESPACE_USER);
 #define PUT(...)                                         \
   do {                                                   \
     w = snprintf(buf ? buf + (n < len ? n : len) : NULL, \
@@ -550,8 +602,12 @@ int capsa_ns_report_format(const struct capsa_ns_report *r, char *buf,
     if (r->applied & bit)
       PUT("%s%s=yes", sep, kNamespaces[i].name);
     else if (r->requested & bit)
-      PUT("%s%s=no(%s)", sep, kNamespaces[i].name,
-          r->ns_error[i] ? strerrorname_np(-r->ns_error[i]) : "?");
+      PUT("%s%s=no(%s%s%s)", sep, kNamespaces[i].name,
+          r->ns_error[i] ? strerrorname_np(-r->ns_error[i]) : "?",
+          bit == CAPSA_NAMESPACE_USER && r->user_why[0] ? ":" : "",
+          bit == CAPSA_NAMESPACE_USER             ? r->user_why
+          : no_userns && r->ns_error[i] == -EPERM ? ":no-userns"
+                                                  : "");
     else
       PUT("%s%s=off", sep, kNamespaces[i].name);
   }
@@ -562,7 +618,10 @@ int capsa_ns_report_format(const struct capsa_ns_report *r, char *buf,
   else
     PUT(" root=host");
   PUT(" fds=%s", r->fds_closed ? "closed" : "inherited");
-  if (r->uid_mapped) PUT(" uid0->%u", r->uid_outside);
+  if (r->uid_mapped)
+    PUT(" uid0->%u", r->uid_outside);
+  else if (no_userns)
+    PUT(" uid=%u(unmapped)", r->uid_outside);
 #undef PUT
   return (int)n;
 }

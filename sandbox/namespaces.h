@@ -102,6 +102,10 @@ struct capsa_ns_report {
   bool fds_closed;                      // every non-kept descriptor closed
   bool setsid;
   int pdeathsig;  // 0 when not set
+  // Why the kernel refused the user namespace, when a sysctl says so
+  // ("max_user_namespaces=0", "unprivileged_userns_clone=0",
+  // "apparmor_restrict_unprivileged_userns=1"); "" otherwise.
+  char user_why[48];
 };
 
 // A started child. pidfd is owned by the caller (close it when done; waitid
@@ -139,8 +143,18 @@ int capsa_ns_fork(const capsa_ns_policy *p, struct capsa_ns_child *child);
 // child, once, cached). Call before entering any sandbox.
 unsigned capsa_ns_available(void);
 
+// The same probe as a report (requested: all, applied: what is available,
+// ns_error: each refusal's errno, user_why), for `capsa doctor` and for the
+// error of a host whose required namespaces are missing. 0 or -EINVAL.
+int capsa_ns_available_report(struct capsa_ns_report *out);
+
 // One line: "user=yes pid=yes ipc=yes mount=yes net=no(EPERM) root=empty-ro
-// fds=closed uid0->65534". Returns the length needed (as snprintf) or -EINVAL.
+// fds=closed uid0->65534". A refusal names its errno and, when known, why:
+// "user=no(ENOSPC:max_user_namespaces=0)", and a namespace refused because
+// there is no user namespace to make it in "pid=no(EPERM:no-userns)". With
+// the user namespace wanted but not applied, the uid the children keep is
+// said too: "uid=0(unmapped)". Returns the length needed (as snprintf) or
+// -EINVAL.
 int capsa_ns_report_format(const struct capsa_ns_report *r, char *buf,
                            size_t len);
 

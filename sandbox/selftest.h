@@ -23,12 +23,14 @@ extern "C" {
 #define CAPSA_SELFTEST_MAX 32
 
 struct capsa_selftest_result {
-  const char *name;    // static string: what was tried
-  const char *layer;   // static string: the layer expected to refuse it
-  int expected_errno;  // 0: must succeed (a "keeps working" check)
-  int got_errno;       // errno seen (0: the call succeeded)
-  bool skipped;        // the layer is unavailable here
-  bool passed;         // refused with expected_errno (or succeeded if 0)
+  const char *name;         // static string: what was tried
+  const char *layer;        // static string: the layer expected to refuse it
+  int expected_errno;       // 0: must succeed (a "keeps working" check)
+  int got_errno;            // errno seen (0: the call succeeded)
+  bool skipped;             // the layer (or the attacked entry) is absent here
+  const char *skip_reason;  // static: why skipped, e.g. "i386 entry: absent
+                            // in this kernel (int 0x80 faults: SIGSEGV)"
+  bool passed;              // refused with expected_errno (or succeeded if 0)
 };
 
 // Runs the escapes in a forked child (the caller is unaffected) with a

@@ -54,12 +54,21 @@ static void on_event(capsa_host_t *host, const capsa_host_event_t *ev) {
       if (job->on_message) job->on_message(job, ev->msg);
       break;
     case CAPSA_EV_LOG: {
-      char **l = realloc(job->logs, (job->nlogs + 1) * sizeof *l);
-      if (l) {
-        job->logs = l;
-        job->logs[job->nlogs] = strdup(ev->text ? ev->text : "");
-        if (job->logs[job->nlogs]) job->nlogs++;
+      char *line = strdup(ev->text ? ev->text : "");
+      if (!line) break;
+      if (job->nlogs == CAPSA_CLI_MAX_LOGS) {  // keep the tail
+        free(job->logs[0]);
+        memmove(job->logs, job->logs + 1, (job->nlogs - 1) * sizeof *job->logs);
+        job->nlogs--;
+        job->logs_dropped++;
       }
+      char **l = realloc(job->logs, (job->nlogs + 1) * sizeof *l);
+      if (!l) {
+        free(line);
+        break;
+      }
+      job->logs = l;
+      job->logs[job->nlogs++] = line;
       break;
     }
     case CAPSA_EV_CLOSED:
@@ -184,6 +193,7 @@ void capsa_cli_job_free(struct capsa_cli_job *job) {
   free(job->logs);
   job->logs = NULL;
   job->nlogs = 0;
+  job->logs_dropped = 0;
 }
 
 // --- gzip -----------------------------------------------------------------

@@ -42,12 +42,19 @@ struct capsa_cli_job {
   // Kind-specific.
   uint64_t out_size;
   int frame_w, frame_h, frame_stride;
-  char **logs;  // LOG lines (malloc'd), for the hostile renderer
+  // The last CAPSA_CLI_MAX_LOGS LOG lines (malloc'd, already escaped by
+  // the host), oldest first; logs_dropped counts the earlier ones let go.
+  char **logs;
   size_t nlogs;
+  size_t logs_dropped;
   void (*on_ready)(struct capsa_cli_job *job);
   void (*on_message)(struct capsa_cli_job *job, capsa_msg_t *m);
   void *ctx;
 };
+
+// A bounded tail: a renderer that logs without end costs the CLI at most
+// this many lines of at most 1 KiB each.
+#define CAPSA_CLI_MAX_LOGS 1000
 
 int capsa_cli_host_open(struct capsa_cli_host *h);
 void capsa_cli_host_close(struct capsa_cli_host *h);

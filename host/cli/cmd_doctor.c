@@ -12,6 +12,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/errors.h"
 #include "sandbox/features.h"
+#include "sandbox/namespaces.h"
 #include "sandbox/selftest.h"
 
 static const char kUsage[] = "[--json]";
@@ -35,6 +36,31 @@ static void json_string(const char *s) {
   putchar('"');
 }
 
+// The namespaces a launcher could give renderers here, as the launcher's
+// report line without its per-spawn part (root, fds, uid), and the names of
+// those missing ("user,pid" or "").
+struct ns_view {
+  struct capsa_ns_report rep;
+  char line[256];
+  char missing[64];
+};
+
+static void ns_view_get(struct ns_view *v) {
+  memset(v, 0, sizeof *v);
+  capsa_ns_available_report(&v->rep);
+  capsa_ns_report_format(&v->rep, v->line, sizeof v->line);
+  char *cut = strstr(v->line, " root=");
+  if (cut) *cut = 0;
+  for (unsigned i = 0; i < CAPSA_NAMESPACE_COUNT; i++) {
+    unsigned bit = 1u << i;
+    if (v->rep.applied & bit) continue;
+    if (v->missing[0])
+      strncat(v->missing, ",", sizeof v->missing - strlen(v->missing) - 1);
+    strncat(v->missing, capsa_namespace_name(bit),
+            sizeof v->missing - strlen(v->missing) - 1);
+  }
+}
+
 static const char *check_verdict(const struct capsa_selftest_result *r) {
   if (r->skipped) return "skipped";
   if (r->passed) return r->expected_errno ? "refused" : "works";
@@ -45,15 +71,21 @@ static const char *check_verdict(const struct capsa_selftest_result *r) {
 static void print_human(const struct capsa_features *f,
                         const struct capsa_capmode_report *rep, int rep_err,
                         const struct capsa_selftest_result *res, size_t n,
-                        int st, bool ok) {
+                        int st, bool ok, const struct ns_view *ns) {
   printf("capsa doctor\n\nkernel\n");
   printf("  %-28s %s%s%s\n", "seccomp filters",
          f->seccomp_filter ? "yes" : "NO", f->seccomp_tsync ? " (tsync" : "",
          f->seccomp_tsync ? (f->seccomp_trap ? ", trap)" : ")") : "");
   printf("  %-28s %d%s\n", "Landlock ABI", f->landlock_abi,
          f->landlock_abi == 0 ? " (absent or disabled at boot)" : "");
-  printf("  %-28s %s\n", "unprivileged user namespaces",
-         f->userns_unprivileged ? "allowed" : "not allowed");
+  printf("  %-28s %s%s%s%s\n", "unprivileged user namespaces",
+         f->userns_unprivileged ? "allowed" : "not allowed",
+         !f->userns_unprivileged && ns->rep.user_why[0] ? " (" : "",
+         f->userns_unprivileged ? "" : ns->rep.user_why,
+         !f->userns_unprivileged && ns->rep.user_why[0] ? ")" : "");
+  // What a launcher started by this process gets (root may make the others
+  // without a user namespace; an unprivileged process may not).
+  printf("  %-28s %s\n", "namespaces for renderers", ns->line);
   printf("  %-28s %s\n", "pidfd", f->pidfd ? "yes" : "no");
   printf("  %-28s %s\n", "clone3", f->clone3 ? "yes" : "no");
   printf("  %-28s %s (MFD_NOEXEC_SEAL %s)\n", "memfd seals",
@@ -72,6 +104,8 @@ static void print_human(const struct capsa_features *f,
     printf("  %-28s rlimits (cgroup v2: %s)\n", "renderer limits", cg_why);
   printf("  %-28s %s\n", "x32 syscall ABI",
          f->x32_abi ? "yes (filtered)" : "no");
+  printf("  %-28s %s%s\n", "i386 entry (int 0x80)", f->i386_detail,
+         f->i386_entry ? " (filtered)" : "");
   printf("\ncapability mode here\n");
   if (rep_err < 0) {
     printf("  cannot be prepared: %s\n", capsa_strerror(rep_err));
@@ -97,20 +131,58 @@ static void print_human(const struct capsa_features *f,
   for (size_t i = 0; i < n; i++)
     printf("  [%-11s] %-46s %s%s%s%s\n", check_verdict(&res[i]), res[i].name,
            res[i].skipped ? "" : errno_label(res[i].got_errno),
-           res[i].skipped ? "layer unavailable" : "",
+           res[i].skipped ? res[i].skip_reason : "",
            res[i].expected_errno ? " via " : "",
            res[i].expected_errno ? res[i].layer : "");
-  printf("\nresult: %s\n", ok ? "capability mode is fully provided"
-                              : "capability mode is NOT fully provided");
+  printf("\nresult: %s", ok ? "capability mode is fully provided"
+                            : "capability mode is NOT fully provided");
+  // Namespaces are defence in depth around capability mode, not part of it:
+  // missing ones are said, and do not change the exit status.
+  if (ns->missing[0])
+    printf(" (namespaces missing: %s; capability mode does not need them)",
+           ns->missing);
+  printf("\n");
+}
+
+// The same cgroup facts as the text: where v2 is mounted, its controllers,
+// and what a host would limit renderers with here (and why).
+static void print_json_cgroup(void) {
+  const capsa_cgroup_probe_t *cg = capsa_cgroup_probe();
+  char why[320];
+  bool usable =
+      capsa_cgroup_probe_check(cg, CAPSA_CGROUP_MEMORY | CAPSA_CGROUP_PIDS, why,
+                               sizeof why) == 0;
+  printf("\"cgroup\":{\"v2_mounted\":%s,\"mount\":",
+         cg->mounted ? "true" : "false");
+  json_string(cg->mount);
+  printf(",\"dir\":");
+  json_string(cg->dir);
+  printf(",\"controllers\":{\"memory\":%s,\"pids\":%s,\"cpu\":%s}",
+         (cg->available & CAPSA_CGROUP_MEMORY) ? "true" : "false",
+         (cg->available & CAPSA_CGROUP_PIDS) ? "true" : "false",
+         (cg->available & CAPSA_CGROUP_CPU) ? "true" : "false");
+  printf(",\"renderer_limits\":\"%s\",\"why\":",
+         usable ? "cgroup v2" : "rlimits");
+  json_string(usable ? "" : why);
+  printf("}");
 }
 
 static void print_json(const struct capsa_features *f,
                        const struct capsa_capmode_report *rep, int rep_err,
                        const struct capsa_selftest_result *res, size_t n,
-                       int st, bool ok) {
+                       int st, bool ok, const struct ns_view *ns) {
   char buf[1024];
   capsa_features_format(f, true, buf, sizeof(buf));
-  printf("{\"ok\":%s,\"kernel\":%s,\"capmode\":", ok ? "true" : "false", buf);
+  printf("{\"ok\":%s,\"kernel\":%s,\"namespaces\":{\"available\":",
+         ok ? "true" : "false", buf);
+  json_string(ns->line);
+  printf(",\"missing\":");
+  json_string(ns->missing);
+  printf(",\"user_why\":");
+  json_string(ns->rep.user_why);
+  printf("},");
+  print_json_cgroup();
+  printf(",\"capmode\":");
   if (rep_err < 0) {
     printf("{\"error\":");
     json_string(capsa_strerror(rep_err));
@@ -131,9 +203,14 @@ static void print_json(const struct capsa_features *f,
     json_string(res[i].name);
     printf(",\"layer\":");
     json_string(res[i].layer);
-    printf(",\"expected\":\"%s\",\"got\":\"%s\",\"result\":\"%s\"}",
+    printf(",\"expected\":\"%s\",\"got\":\"%s\",\"result\":\"%s\"",
            errno_label(res[i].expected_errno), errno_label(res[i].got_errno),
            check_verdict(&res[i]));
+    if (res[i].skipped) {
+      printf(",\"skip_reason\":");
+      json_string(res[i].skip_reason);
+    }
+    printf("}");
   }
   printf("]}}\n");
 }
@@ -150,7 +227,9 @@ int capsa_cmd_doctor(int argc, char **argv) {
           "process in capability mode gets on this machine (per layer), and\n"
           "tries a list of escapes in a forked child. Exit status: 0 when\n"
           "capability mode is fully provided, 1 when it is not, 2 for a\n"
-          "wrong command line.\n",
+          "wrong command line. Missing namespaces are reported with their\n"
+          "reason but do not change the exit status: capability mode does\n"
+          "not depend on them.\n",
           kUsage);
       return 0;
     } else {
@@ -167,9 +246,11 @@ int capsa_cmd_doctor(int argc, char **argv) {
   fflush(stdout);
   int st = capsa_capmode_selftest(res, CAPSA_SELFTEST_MAX, &n);
   bool ok = rep_err == 0 && rep.complete && st == 0;
+  struct ns_view ns;
+  ns_view_get(&ns);
   if (json)
-    print_json(f, &rep, rep_err, res, n, st, ok);
+    print_json(f, &rep, rep_err, res, n, st, ok, &ns);
   else
-    print_human(f, &rep, rep_err, res, n, st, ok);
+    print_human(f, &rep, rep_err, res, n, st, ok, &ns);
   return ok ? 0 : 1;
 }

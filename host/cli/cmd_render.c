@@ -59,6 +59,9 @@ int capsa_cmd_render(int argc, char **argv) {
   }
   close(md);
   if (close(png) < 0 && err == 0) err = -errno;
+  if (err < 0 && job.logs_dropped)
+    fprintf(stderr, "capsa render: renderer: (%zu earlier lines not kept)\n",
+            job.logs_dropped);
   if (err < 0)  // what the renderer said, if anything
     for (size_t i = 0; i < job.nlogs; i++)
       fprintf(stderr, "capsa render: renderer: %s\n", job.logs[i]);

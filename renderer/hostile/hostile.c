@@ -12,12 +12,19 @@
 #include <unistd.h>
 
 #include "renderer/hostile/attacks_internal.h"
+#include "sandbox/capmode.h"
 #include "sandbox/errors.h"
+#include "sandbox/features.h"
 
 #define ROW(n, w, f, layer, ...) \
-  { n, w, capsa__atk_##f, {__VA_ARGS__}, 0, layer }
-#define ROW_KILL(n, w, f, layer, sig, ...) \
-  { n, w, capsa__atk_##f, {__VA_ARGS__}, sig, layer }
+  { n, w, capsa__atk_##f, {__VA_ARGS__}, 0, layer, CAPSA_ATTACK_NEEDS_NOTHING }
+#define ROW_KILL(n, w, f, layer, sig, ...)           \
+  {                                                  \
+    n, w, capsa__atk_##f, {__VA_ARGS__}, sig, layer, \
+        CAPSA_ATTACK_NEEDS_NOTHING                   \
+  }
+#define ROW_KILL_NEEDS(need, n, w, f, layer, sig, ...) \
+  { n, w, capsa__atk_##f, {__VA_ARGS__}, sig, layer, need }
 
 // Expected errnos: the first is capsa's answer; the others are what a layer
 // other than seccomp answers when it is the one that refuses (documented in
@@ -95,8 +102,9 @@ const struct capsa_attack capsa_attacks[] = {
     ROW("tiocsti", "ioctl(TIOCSTI)", tiocsti, "seccomp", ECAPMODE),
     ROW("tiocsti-high-bits", "ioctl(TIOCSTI | 0xdead << 48)", tiocsti_high_bits,
         "seccomp", ECAPMODE),
-    ROW_KILL("int80-getpid", "i386 getpid via int $0x80", int80_getpid,
-             "seccomp arch check", SIGSYS, ECAPMODE),
+    ROW_KILL_NEEDS(CAPSA_ATTACK_NEEDS_I386, "int80-getpid",
+                   "i386 getpid via int $0x80", int80_getpid,
+                   "seccomp arch check", SIGSYS, ECAPMODE),
     ROW_KILL("x32-getpid", "x32 getpid (nr | 0x40000000)", x32_getpid,
              "seccomp arch check", SIGSYS, ECAPMODE),
     // --- code injection ---
@@ -140,6 +148,14 @@ void capsa_attack_env_init(struct capsa_attack_env *env) {
   env->dir_fd = -1;
   env->limited_fd = -1;
   env->tty_fd = 0;
+  // Outside capability mode a probe sees the kernel: take it now. Inside,
+  // only what was probed before entering (the zygote's) is the truth.
+  const struct capsa_features *f = capsa_features_cached();
+  unsigned mode = 1;
+  if (!f && capsa_cap_getmode(&mode) == 0 && mode == 0)
+    f = capsa_features_get();
+  env->i386_entry = f ? f->i386_entry : -1;
+  env->i386_detail = f && !f->i386_entry ? f->i386_detail : NULL;
 }
 
 const struct capsa_attack *capsa_attack_find(const char *name) {
@@ -177,6 +193,10 @@ int capsa_attack_run(const struct capsa_attack *a,
   memset(res, 0, sizeof *res);
   res->attack = a;
   res->verdict = CAPSA_VERDICT_ERROR;
+  if (a->need == CAPSA_ATTACK_NEEDS_I386 && env->i386_entry == 0) {
+    res->verdict = CAPSA_VERDICT_ABSENT;
+    return 0;
+  }
   // A shared anonymous page, not a pipe: no descriptor to leak into an
   // attempt, and it works under any descriptor policy.
   struct report *rep = mmap(NULL, sizeof *rep, PROT_READ | PROT_WRITE,
@@ -241,6 +261,8 @@ const char *capsa_attack_verdict_name(enum capsa_attack_verdict v) {
       return "skipped";
     case CAPSA_VERDICT_ERROR:
       return "error";
+    case CAPSA_VERDICT_ABSENT:
+      return "absent";
   }
   return "?";
 }
@@ -283,7 +305,8 @@ static void observed_text(const struct capsa_attack_result *r, char *buf,
   if (r->observed_signal != 0) {
     const char *s = sigabbrev_np(r->observed_signal);
     snprintf(buf, len, "SIG%s", s != NULL ? s : "?");
-  } else if (r->verdict == CAPSA_VERDICT_SKIPPED) {
+  } else if (r->verdict == CAPSA_VERDICT_SKIPPED ||
+             r->verdict == CAPSA_VERDICT_ABSENT) {
     snprintf(buf, len, "-");
   } else if (r->observed_errno != 0) {
     errno_text(r->observed_errno, buf, len);

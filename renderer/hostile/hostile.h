@@ -50,10 +50,15 @@ struct capsa_attack_env {
   int limited_fd;  // a descriptor limited (capsa_rights_limit) to rights
                    // without CAP_WRITE, or -1
   int tty_fd;      // a descriptor to try TIOCSTI on (default 0)
+  // Whether the kernel has the i386 entry (int 0x80), as probed OUTSIDE the
+  // sandbox (capsa_features_cached(): the zygote probed before entering):
+  // 1 present, 0 absent, -1 unknown (the attempt then runs).
+  int i386_entry;
+  const char *i386_detail;  // static: why absent, or NULL
 };
 
 // Defaults: host_pid = getppid(), no sibling, no shm, no directory, no
-// limited descriptor, tty_fd = 0.
+// limited descriptor, tty_fd = 0, i386_entry from the features cache.
 void capsa_attack_env_init(struct capsa_attack_env *env);
 
 // An attempt returns 0 when the operation SUCCEEDED (an escape), -errno when
@@ -62,6 +67,13 @@ void capsa_attack_env_init(struct capsa_attack_env *env);
 typedef int (*capsa_attack_fn)(const struct capsa_attack_env *env);
 
 #define CAPSA_ATTACK_MAX_ERRNOS 4
+
+// The kernel entry an attack targets, when not every kernel has it: an
+// attack whose target is absent is reported ABSENT, not refused.
+enum capsa_attack_need {
+  CAPSA_ATTACK_NEEDS_NOTHING = 0,
+  CAPSA_ATTACK_NEEDS_I386,  // the i386 entry (int 0x80)
+};
 struct capsa_attack {
   const char *name;  // short id, e.g. "open-etc-passwd"
   const char *what;  // what it tries, one line
@@ -72,6 +84,9 @@ struct capsa_attack {
   int expect_errno[CAPSA_ATTACK_MAX_ERRNOS];
   int expect_signal;  // a signal that also counts as refused (SIGSYS), or 0
   const char *layer;  // which layer is expected to refuse it
+  // The kernel entry the attack targets, when not every kernel has it: an
+  // attack whose target is absent is reported ABSENT, not refused.
+  enum capsa_attack_need need;
 };
 
 // The list, in a fixed order.
@@ -86,6 +101,8 @@ enum capsa_attack_verdict {
   CAPSA_VERDICT_UNEXPECTED,   // failed, but with an errno/signal not listed
   CAPSA_VERDICT_SKIPPED,      // not applicable in this env
   CAPSA_VERDICT_ERROR,        // could not be run (fork failed, timeout)
+  CAPSA_VERDICT_ABSENT,       // the kernel lacks what it attacks (checked
+                              // outside the sandbox); not tried
 };
 
 struct capsa_attack_result {
@@ -113,7 +130,8 @@ int capsa_attacks_run_all(const struct capsa_attack_env *env,
 enum capsa_attack_verdict capsa_attack_classify(const struct capsa_attack *a,
                                                 int rc, int signal);
 
-// "refused", "killed", "ESCAPED", "unexpected", "skipped", "error".
+// "refused", "killed", "ESCAPED", "unexpected", "skipped", "error",
+// "absent".
 const char *capsa_attack_verdict_name(enum capsa_attack_verdict v);
 
 // True when no result is ESCAPED, UNEXPECTED or ERROR.

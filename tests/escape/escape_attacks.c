@@ -410,7 +410,7 @@ static int atk_dup_limited(const struct capsa_attack_env *e) {
 }
 
 #define ROW(n, w, f, layer, ...) \
-  { n, w, f, {__VA_ARGS__}, 0, layer }
+  { n, w, f, {__VA_ARGS__}, 0, layer, CAPSA_ATTACK_NEEDS_NOTHING }
 
 // Expected answers: ECAPMODE from the seccomp table for every refused
 // syscall (ENOTCAPABLE where the call names a rights-limited handle: the

@@ -137,6 +137,26 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
     req.u.resource_request.url = "font:regular";
     int err = capsa_rctx_call(r, &req, 1000, &rep);
     capsa_rctx_log(r, CAPSA_LOG_INFO, "nested-call=%d", err);
+  } else if (cmd == "dnsflood") {
+    // Name lookups without waiting for the answers: more than the budget.
+    for (uint64_t i = 0; i < 20; i++) {
+      capsa_msg_t req;
+      capsa_msg_init(&req, CAPSA_MSG_RESOURCE_REQUEST);
+      req.flags = CAPSA_MSG_F_REQUEST;
+      req.request_id = 1000 + i;
+      req.u.resource_request.url = "dns:localhost";
+      if (capsa_rctx_send(r, &req) < 0) break;
+    }
+    for (;;) pause();
+  } else if (cmd == "forge") {
+    // A forged line, a screen clear, an OSC 52 clipboard write, an 8-bit
+    // CSI, bytes that are no UTF-8, and a long line.
+    capsa_rctx_log(r, CAPSA_LOG_INFO,
+                   "ok\ndemo: all renderers behaved\x1b[2J\x1b]52;c;eA==\x07"
+                   "\xc2\x9b"
+                   "31m\xff\xc0\xaf");
+    std::string big(1000, '\x01');  // 4 bytes each once escaped
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "%s", big.c_str());
   } else if (cmd == "open") {
     int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
     capsa_rctx_log(r, CAPSA_LOG_INFO, "open=%d errno=%d", fd,
@@ -469,6 +489,9 @@ TEST_F(HostTest, StagedZygoteRowsAreRefusedInRenderers) {
   int k = Kind("staged");
   ASSERT_EQ(0, capsa_host_start(&f_.host));
   std::string status = ReadProcStatus(capsa_host_zygote_pid(&f_.host));
+  // Without the count the zygote takes no stage (tests/host/degrade_test.cc).
+  if (StatusField(status, "Seccomp_filters") < 0)
+    GTEST_SKIP() << "kernel does not report Seccomp_filters: no stage";
   EXPECT_NE(std::string::npos, status.find("\nSeccomp:\t2")) << status;
   EXPECT_NE(std::string::npos, status.find("\nNoNewPrivs:\t1")) << status;
   capsa_renderer_t *r = Spawn(k, "launcher-rows");
@@ -481,10 +504,6 @@ TEST_F(HostTest, StagedZygoteRowsAreRefusedInRenderers) {
   // Seccomp 2 and NoNewPrivs 1 are inherited from the zygote: from outside,
   // only the filter count shows that the renderer took its final step.
   int zygote_filters = StatusField(status, "Seccomp_filters");
-  if (zygote_filters < 0) {
-    EXPECT_EQ(0, f_.checks[r].filters_expected);  // not checked, not faked
-    GTEST_SKIP() << "kernel does not report Seccomp_filters";
-  }
   // The stage is one filter on top of whatever the host itself runs under.
   EXPECT_EQ(StatusField(ReadProcStatus(getpid()), "Seccomp_filters") + 1,
             zygote_filters);
@@ -676,6 +695,24 @@ TEST_F(HostTest, MemoryAndDescriptorLimitsApply) {
   EXPECT_LT(n0, 32);
   EXPECT_EQ(EMFILE, e0);
   EXPECT_GT(n1, 200);
+}
+
+// LOG text is data: the embedder gets one escaped, bounded line whatever
+// the renderer wrote.
+TEST_F(HostTest, LogTextIsEscapedAndBounded) {
+  int k = Kind("forger", [](capsa_kind_options_t *o) {});
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k, "forge");
+  ASSERT_TRUE(RunUntil([&] { return Logs(0).size() >= 2; }, 10000)) << Dump();
+  EXPECT_EQ(
+      "ok\\ndemo: all renderers behaved\\x1b[2J\\x1b]52;c;eA==\\x07"
+      "\\u{9b}31m\\xff\\xc0\\xaf",
+      Logs(0)[0]);
+  std::string big = Logs(0)[1];
+  EXPECT_LT(big.size(), 1024u);
+  EXPECT_NE(std::string::npos, big.find("...[+")) << big;
+  for (const std::string &l : Logs(0))
+    for (unsigned char c : l) EXPECT_GE(c, 0x20) << l;
 }
 
 static_assert(CAPSA_RENDERER_EXIT_NOMEM == CAPSA_HOST_EXIT_NOMEM,
@@ -874,6 +911,33 @@ TEST_F(BrokerTest, FileOpenAllowedBeneathRootOnlyAndReadOnly) {
   EXPECT_EQ("file:a.txt status=" + std::to_string(-EACCES), Logs(1)[0]);
 }
 
+// A renderer that floods the broker with name lookups is killed at its
+// budget (LIMIT naming it); another renderer is still served.
+TEST_F(BrokerTest, DnsFloodIsKilledAtItsBudgetAndOthersAreServed) {
+  static const capsa_renderer_handlers_t dns_h = {
+      "dns", FetchAll, OnTestMessage, (void *)"dns:localhost"};
+  int flood = Kind("flood", [](capsa_kind_options_t *o) {
+    o->allow_dns = true;
+    o->max_restarts = 0;
+  });
+  int honest = Kind("honest", [](capsa_kind_options_t *o) {
+    o->allow_dns = true;
+    o->arg = (void *)&dns_h;
+  });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(flood, "dnsflood");
+  ASSERT_TRUE(RunUntil([&] { return Find(CAPSA_EV_LIMIT) != nullptr; }, 10000))
+      << Dump();
+  const Ev *e = Find(CAPSA_EV_LIMIT);
+  EXPECT_NE(std::string::npos, e->text.find("dns lookups in flight"))
+      << e->text;
+  EXPECT_EQ(SIGKILL, e->signal);
+  Spawn(honest);
+  ASSERT_TRUE(RunUntil([&] { return !Logs(1).empty(); }, 10000)) << Dump();
+  EXPECT_EQ(0u, Logs(1)[0].find("dns:localhost status=0 inline="))
+      << Logs(1)[0];
+}
+
 TEST_F(BrokerTest, FontsAndNameResolutionWhenAllowed) {
   const char *font = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
   if (access(font, R_OK) != 0) GTEST_SKIP() << "no DejaVu font";
@@ -887,6 +951,16 @@ TEST_F(BrokerTest, FontsAndNameResolutionWhenAllowed) {
     o->arg = (void *)&fonts_h;
   });
   ASSERT_EQ(0, capsa_host_start(&f_.host));
+  // The fonts are filled, sealed and unmapped before any renderer exists:
+  // no writable alias of them in the host (nor in a zygote forked from it).
+  {
+    FILE *maps = fopen("/proc/self/maps", "re");
+    ASSERT_NE(nullptr, maps);
+    char line[512];
+    while (fgets(line, sizeof line, maps))
+      EXPECT_EQ(nullptr, strstr(line, "memfd:font")) << line;
+    fclose(maps);
+  }
   Spawn(k);
   ASSERT_TRUE(RunUntil([&] { return Logs().size() >= 3; }, 10000)) << Dump();
   std::vector<std::string> l = Logs();

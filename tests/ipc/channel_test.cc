@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 
 #include "ipc/codec.h"
 #include "ipc/loop.h"
+#include "ipc/shm.h"
 #include "ipc/uv_channel.h"
 #include "tests/ipc/ipc_test_util.h"
 
@@ -411,6 +413,146 @@ TEST_F(HostChannel, RendererLoopRequestsAndReplies) {
 }
 
 // The renderer side checks what the host sends too.
+// The receiver's handle check runs on the sending side too: a descriptor
+// wider than its declaration is refused with -EINVAL before it leaves, the
+// caller keeps it, and nothing reaches the peer. The same descriptors,
+// declared as what they are, go through.
+TEST_F(HostChannel, SendRefusesAHandleWiderThanItsDeclaration) {
+  Open();
+  char path[] = "/tmp/capsa-send-XXXXXX";
+  int rw = mkstemp(path);
+  ASSERT_GE(rw, 0);
+  ASSERT_EQ(5, write(rw, "hello", 5));
+  int ro = open(path, O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(ro, 0);
+  unlink(path);
+  capsa_rights_t rr = ipc_test::ReadRights();
+  // An O_RDWR file declared as a read-only file.
+  capsa_msg_t m = Sample(CAPSA_MSG_LOAD_CONTENT);
+  m.u.load_content.data = {nullptr, 0};
+  ASSERT_EQ(0, capsa_msg_add_handle(&m, rw, CAPSA_HANDLE_FILE, &rr, 5, false));
+  EXPECT_EQ(-EINVAL, capsa_channel_send(&ch_, &m));
+  EXPECT_EQ(rw, m.handles[0].fd);  // still ours
+  // An unsealed region declared read-only.
+  int unsealed = memfd_create("capsa-unsealed", MFD_CLOEXEC);
+  ASSERT_GE(unsealed, 0);
+  ASSERT_EQ(0, ftruncate(unsealed, 4096));
+  capsa_msg_t s = Sample(CAPSA_MSG_LOAD_CONTENT);
+  s.u.load_content.data = {nullptr, 0};
+  ASSERT_EQ(0, capsa_msg_add_handle(&s, unsealed, CAPSA_HANDLE_SHM, &rr, 4096,
+                                    false));
+  EXPECT_EQ(-EINVAL, capsa_channel_send(&ch_, &s));
+  EXPECT_EQ(unsealed, s.handles[0].fd);
+  // A region declared writable whose write is sealed.
+  int sealed_ro = ipc_test::SealedRegion(4096, false);
+  ASSERT_GE(sealed_ro, 0);
+  capsa_msg_t w = Sample(CAPSA_MSG_RESIZE);
+  capsa_rights_t wr = ipc_test::WriteRights();
+  ASSERT_EQ(0, capsa_msg_add_handle(&w, sealed_ro, CAPSA_HANDLE_SHM, &wr, 4096,
+                                    true));
+  EXPECT_EQ(-EINVAL, capsa_channel_send(&ch_, &w));
+  char byte;
+  EXPECT_EQ(-1, recv(sp_[1], &byte, 1, MSG_DONTWAIT));
+  EXPECT_EQ(EAGAIN, errno);  // nothing was sent
+  // Declared as what it is: sent, and the channel owns it.
+  capsa_msg_t ok = Sample(CAPSA_MSG_LOAD_CONTENT);
+  ok.u.load_content.data = {nullptr, 0};
+  ASSERT_EQ(0, capsa_msg_add_handle(&ok, ro, CAPSA_HANDLE_FILE, &rr, 5, false));
+  EXPECT_EQ(0, capsa_channel_send(&ch_, &ok));
+  EXPECT_EQ(-1, ok.handles[0].fd);
+  EXPECT_EQ(0, err_) << why_;
+  close(rw);
+  close(unsealed);
+  close(sealed_ro);
+}
+
+// What the host sends is a description of the receiver's own: its offset
+// and status flags are not the sender's, and a region declared read-only
+// arrives opened read-only even when the sender's descriptor was O_RDWR.
+TEST_F(HostChannel, SentFilesAndRegionsAreDescriptionsOfTheirOwn) {
+  Open();
+  char path[] = "/tmp/capsa-own-XXXXXX";
+  int tmp = mkstemp(path);
+  ASSERT_GE(tmp, 0);
+  ASSERT_EQ(5, write(tmp, "hello", 5));
+  close(tmp);
+  int ro = open(path, O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(ro, 0);
+  unlink(path);
+  int keep = dup(ro);  // the sender's view of the same description
+  ASSERT_GE(keep, 0);
+  capsa_shm_region_t region;
+  ASSERT_EQ(0,
+            capsa_shm_create(4096, "own", CAPSA_SHM_CREATOR_WRITES, &region));
+  ASSERT_EQ(O_RDWR, fcntl(region.fd, F_GETFL) & O_ACCMODE);
+  capsa_rights_t rr = ipc_test::ReadRights();
+  capsa_msg_t m = Sample(CAPSA_MSG_LOAD_CONTENT);
+  m.u.load_content.data = {nullptr, 0};
+  ASSERT_EQ(0, capsa_msg_add_handle(&m, ro, CAPSA_HANDLE_FILE, &rr, 5, false));
+  ASSERT_EQ(0, capsa_channel_send(&ch_, &m));
+  capsa_msg_t r = Sample(CAPSA_MSG_LOAD_CONTENT);
+  r.u.load_content.data = {nullptr, 0};
+  int shm = dup(region.fd);
+  ASSERT_GE(shm, 0);
+  ASSERT_EQ(0,
+            capsa_msg_add_handle(&r, shm, CAPSA_HANDLE_SHM, &rr, 4096, false));
+  ASSERT_EQ(0, capsa_channel_send(&ch_, &r));
+  int got[2] = {-1, -1};
+  for (int i = 0; i < 2; i++) {
+    std::vector<uint8_t> buf(CAPSA_IPC_MAX_MESSAGE);
+    struct iovec iov = {buf.data(), buf.size()};
+    alignas(struct cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+    struct msghdr mh = {};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = ctl;
+    mh.msg_controllen = sizeof ctl;
+    ASSERT_GT(recvmsg(sp_[1], &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT), 0);
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    ASSERT_NE(nullptr, c);
+    memcpy(&got[i], CMSG_DATA(c), sizeof(int));
+  }
+  // The receiver moves its offset and sets O_NONBLOCK: the sender's
+  // description is untouched.
+  EXPECT_EQ(3, lseek(got[0], 3, SEEK_SET));
+  ASSERT_EQ(0, fcntl(got[0], F_SETFL, O_NONBLOCK));
+  EXPECT_EQ(0, lseek(keep, 0, SEEK_CUR));
+  EXPECT_EQ(0, fcntl(keep, F_GETFL) & O_NONBLOCK);
+  EXPECT_EQ(O_RDONLY, fcntl(got[0], F_GETFL) & O_ACCMODE);
+  EXPECT_EQ(O_RDONLY, fcntl(got[1], F_GETFL) & O_ACCMODE);
+  EXPECT_EQ(-1, write(got[1], "x", 1));
+  EXPECT_EQ(EBADF, errno);
+  EXPECT_EQ(0, err_) << why_;
+  close(got[0]);
+  close(got[1]);
+  close(keep);
+  capsa_shm_close(&region);
+}
+
+// The renderer's side refuses the same way (one send path for both).
+TEST(RendererLoop, SendRefusesAHandleWiderThanItsDeclaration) {
+  int sp[2];
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));
+  capsa_rloop_t l;
+  ASSERT_EQ(0, capsa_rloop_init(&l, sp[0], nullptr, nullptr));
+  int unsealed = memfd_create("capsa-unsealed", MFD_CLOEXEC);
+  ASSERT_GE(unsealed, 0);
+  ASSERT_EQ(0, ftruncate(unsealed, 4096));
+  capsa_rights_t rr = ipc_test::ReadRights();
+  capsa_msg_t s = Sample(CAPSA_MSG_LOAD_CONTENT);
+  s.u.load_content.data = {nullptr, 0};
+  ASSERT_EQ(0, capsa_msg_add_handle(&s, unsealed, CAPSA_HANDLE_SHM, &rr, 4096,
+                                    false));
+  EXPECT_EQ(-EINVAL, capsa_rloop_send(&l, &s));
+  EXPECT_EQ(unsealed, s.handles[0].fd);
+  char byte;
+  EXPECT_EQ(-1, recv(sp[1], &byte, 1, MSG_DONTWAIT));
+  EXPECT_EQ(EAGAIN, errno);
+  close(unsealed);
+  capsa_rloop_close(&l);
+  close(sp[1]);
+}
+
 TEST(RendererLoop, RefusesAFifoDeclaredAsAFile) {
   int sp[2];
   ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));

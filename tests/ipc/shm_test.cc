@@ -355,4 +355,32 @@ TEST(Shm, CreateAndCloseLeakNothing) {
   EXPECT_EQ(maps, CountMaps());
 }
 
+// A creator done writing drops its mapping and keeps the descriptor: no
+// writable alias is left, views fail, the region can still be sent.
+TEST(ShmRegion, UnmapKeepsTheDescriptorAndDropsTheAlias) {
+  capsa_shm_region_t r;
+  ASSERT_EQ(0,
+            capsa_shm_create(8192, "unmap-me", CAPSA_SHM_CREATOR_WRITES, &r));
+  void *dst = nullptr;
+  ASSERT_EQ(0, capsa_shm_view_mut(&r, 0, 4, &dst));
+  memcpy(dst, "font", 4);
+  ASSERT_EQ(0, capsa_shm_unmap(&r));
+  EXPECT_EQ(nullptr, r.base);
+  EXPECT_FALSE(r.writable);
+  EXPECT_EQ(-EBADF, capsa_shm_view_mut(&r, 0, 4, &dst));
+  EXPECT_EQ(-EINVAL, capsa_shm_unmap(&r));  // not mapped any more
+  EXPECT_EQ(-EINVAL, capsa_shm_unmap(nullptr));
+  FILE *maps = fopen("/proc/self/maps", "re");
+  ASSERT_NE(nullptr, maps);
+  char line[512];
+  while (fgets(line, sizeof line, maps))
+    EXPECT_EQ(nullptr, strstr(line, "memfd:unmap-me")) << line;
+  fclose(maps);
+  // The bytes are still there for a reader.
+  char got[4] = {};
+  EXPECT_EQ(4, pread(r.fd, got, 4, 0));
+  EXPECT_EQ(0, memcmp("font", got, 4));
+  EXPECT_EQ(0, capsa_shm_close(&r));
+}
+
 }  // namespace

@@ -1,12 +1,15 @@
 // The capability-mode API: errors, features, getmode, irreversibility, the
 // policy object, reports, violation tracing.
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <seccomp.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -50,6 +53,67 @@ TEST(CapsaFeatures, ProbedOnceAndConsistent) {
   EXPECT_EQ('{', buf[0]);
   EXPECT_NE(nullptr, strstr(buf, "\"landlock_abi\":"));
   EXPECT_EQ(-EINVAL, capsa_features_format(nullptr, false, buf, sizeof(buf)));
+}
+
+// The i386 and x32 entries are probed in a child: the answer here agrees
+// with the cache, and a probe whose child is killed (here by capability
+// mode's architecture check, as a kernel without the entry kills it with
+// SIGSEGV) leaves the caller running and says the entry is not usable.
+TEST(CapsaFeatures, ForeignEntriesProbedInAChild) {
+  const struct capsa_features *f = capsa_features_get();
+  ASSERT_NE(nullptr, f->i386_detail);
+  EXPECT_EQ(f, capsa_features_cached());
+  struct capsa_features again = {};
+  ASSERT_EQ(0, capsa_features_probe_entries(&again));
+  EXPECT_EQ(f->i386_entry, again.i386_entry);
+  EXPECT_EQ(f->x32_abi, again.x32_abi);
+  EXPECT_STREQ(f->i386_detail, again.i386_detail);
+  if (f->i386_entry)
+    EXPECT_STREQ("present", f->i386_detail);
+  else
+    EXPECT_NE(nullptr, strstr(f->i386_detail, "absent")) << f->i386_detail;
+  EXPECT_EQ(-EINVAL, capsa_features_probe_entries(nullptr));
+  char buf[1024];
+  ASSERT_GT(capsa_features_format(f, true, buf, sizeof buf), 0);
+  EXPECT_NE(nullptr, strstr(buf, f->i386_entry ? "\"i386_entry\":true"
+                                               : "\"i386_entry\":false"));
+  ASSERT_GT(capsa_features_format(f, false, buf, sizeof buf), 0);
+  EXPECT_NE(nullptr, strstr(buf, "i386_entry=")) << buf;
+  // Under capability mode the entry answers ECAPMODE: not a yes.
+  CAPSA_EXPECT_CHILD_OK(([] {
+    REQUIRE_SECCOMP();
+    ENTER_CAPMODE();
+    struct capsa_features in = {};
+    ASSERT_EQ(0, capsa_features_probe_entries(&in));
+    EXPECT_FALSE(in.i386_entry);
+    EXPECT_FALSE(in.x32_abi);
+    if (capsa_features_get()->i386_entry) {
+      EXPECT_STREQ("unknown (int 0x80 refused: probed under a filter)",
+                   in.i386_detail);
+    }
+  }));
+  // A filter that kills every non-x86_64 call: the probe's child dies, the
+  // caller carries on and says so.
+  CAPSA_EXPECT_CHILD_OK(([] {
+    REQUIRE_SECCOMP();
+    struct sock_filter kill_foreign[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {4, kill_foreign};
+    ASSERT_EQ(0, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+    ASSERT_EQ(0, prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog));
+    struct capsa_features in = {};
+    ASSERT_EQ(0, capsa_features_probe_entries(&in));
+    EXPECT_FALSE(in.i386_entry);
+    if (capsa_features_get()->i386_entry) {
+      EXPECT_STREQ("unknown (probed under a seccomp filter: SIGSYS)",
+                   in.i386_detail);
+    }
+    EXPECT_EQ(capsa_features_get()->x32_abi, in.x32_abi);
+  }));
 }
 
 TEST(CapMode, GetModeOutsideAndInside) {
@@ -290,9 +354,8 @@ TEST(CapModeTrace, ViolationsAreReportedAndTheProgramContinues) {
     struct capsa_capmode_report r;
     ASSERT_EQ(0, capsa_capmode_policy_report(pol, &r));
     EXPECT_TRUE(r.trace);
-    long pre;
-    __asm__ volatile("int $0x80" : "=a"(pre) : "a"(20L) : "memory");
-    bool has_i386 = pre == getpid();
+    // Probed in a child: where the entry is absent int 0x80 faults.
+    bool has_i386 = capsa_features_get()->i386_entry;
     int saved = dup(2);
     ASSERT_EQ(0, capsa_capmode_policy_enter(pol));
     ASSERT_EQ(2, dup2(p[1], 2));
@@ -305,8 +368,13 @@ TEST(CapModeTrace, ViolationsAreReportedAndTheProgramContinues) {
     EXPECT_EQ(1u, m);
     // i386 calls are traced too.
     long r32 = 0;
-    if (has_i386)
-      __asm__ volatile("int $0x80" : "=a"(r32) : "a"(20L) : "memory");
+    if (has_i386) {
+      r32 = 20;  // i386 getpid
+      __asm__ volatile("int $0x80"
+                       : "+a"(r32)
+                       :
+                       : "memory", "rcx", "r8", "r9", "r10", "r11");
+    }
     dup2(saved, 2);
     std::string out = drain(p[0]);
     EXPECT_NE(std::string::npos,
@@ -373,6 +441,22 @@ TEST(CapModeSelftest, EveryEscapeRefused) {
         << res[i].name << ": got " << capsa_strerror(res[i].got_errno);
     EXPECT_EQ(res[i].expected_errno, res[i].got_errno) << res[i].name;
   }
+  // Every skip says why; the i386 row is skipped exactly when the probe
+  // (in a child, outside the sandbox) found no i386 entry.
+  const struct capsa_features *f = capsa_features_get();
+  bool saw_i386 = false;
+  for (size_t i = 0; i < n; i++) {
+    EXPECT_EQ(res[i].skipped, res[i].skip_reason != nullptr) << res[i].name;
+    if (strstr(res[i].name, "i386") == nullptr) continue;
+    saw_i386 = true;
+    if (f->seccomp_filter) {
+      EXPECT_EQ(!f->i386_entry, res[i].skipped);
+      if (!f->i386_entry) {
+        EXPECT_STREQ(f->i386_detail, res[i].skip_reason);
+      }
+    }
+  }
+  EXPECT_TRUE(saw_i386);
   if (ran == 0) GTEST_SKIP() << "no layer available on this kernel";
   unsigned mode = 1;
   capsa_cap_getmode(&mode);

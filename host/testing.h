@@ -1,0 +1,27 @@
+// Test builds only (//host:testing is testonly): simulate a kernel that does
+// not report what the host reads from /proc. Call in a forked child, before
+// capsa_host_start. See also sandbox/testing.h (features).
+#ifndef CAPSA_HOST_TESTING_H_
+#define CAPSA_HOST_TESTING_H_
+
+#include <stdbool.h>
+
+#include "host/capsa_host.h"
+#include "sandbox/testing.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// From now on the host's outside check reads no Seccomp_filters: line from
+// /proc/PID/status, as on Linux < 5.9 (seccomp_filters -1). The zygote then
+// takes no baseline ("zygote=no-filter" in the sandbox summary) and
+// renderers are checked on Seccomp 2 and NoNewPrivs 1 only, as documented.
+// Defined in libcapsa's host (host/sandbox_check.c), declared only here.
+void capsa__check_hide_seccomp_filters_for_test(bool hide);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CAPSA_HOST_TESTING_H_
