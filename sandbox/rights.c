@@ -217,6 +217,9 @@ static int cmp_ulong(const void *a, const void *b) {
 }
 
 static bool has_cmd(const struct capsa__rights_entry *e, unsigned long cmd) {
+  // An emptied list (CAP_IOCTL removed) has no array: bsearch's base must
+  // not be NULL.
+  if (e->nioctls == 0 || !e->ioctls) return false;
   return bsearch(&cmd, e->ioctls, e->nioctls, sizeof cmd, cmp_ulong) != NULL;
 }
 
