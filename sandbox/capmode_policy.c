@@ -164,14 +164,22 @@ const struct capsa__capmode_row capsa__capmode_table[] = {
     ALLOW_IF("renameat2", "within held dirs", FD(0), FD(2)),
     ALLOW_IF("linkat", "within held dirs", FD(0), FD(2)),
     ALLOW_IF("symlinkat", "beneath a held dir", FD(1)),
-    ALLOW_IF("fchmodat", "beneath a held dir", FD(0)),
-    ALLOW_IF("fchownat", "beneath a held dir", FD(0)),
-    ALLOW_IF("utimensat", "beneath a held dir", FD(0), NOT_NULL(1)),
+    // Attribute changes beneath a held dir lend identity as fchmod does
+    // (Landlock has no right for them): granted per process type.
+    GRANT_IF("fchmodat",
+             "lent identity: CAP_FCHMODAT; granted per process type", FD(0)),
+    GRANT_IF("fchownat",
+             "lent identity: CAP_FCHOWNAT; granted per process type", FD(0)),
+    GRANT_IF("utimensat",
+             "beneath a held dir: lent identity, CAP_FUTIMESAT; granted per "
+             "process type",
+             FD(0), NOT_NULL(1)),
     GRANT_IF("utimensat",
              "futimens = utimensat(fd, NULL): lent identity, CAP_FUTIMES; "
              "granted per process type",
              IS_NULL(1)),
-    ALLOW_IF("futimesat", "beneath a held dir", FD(0)),
+    GRANT_IF("futimesat",
+             "lent identity: CAP_FUTIMESAT; granted per process type", FD(0)),
     BADFD("newfstatat", 0),
     BADFD("statx", 0),
     BADFD("openat", 0),

@@ -424,8 +424,23 @@ TEST_F(LentIdentity, UnlimitedHeldDescriptorRefusedInCapabilityMode) {
     REQUIRE_SECCOMP();
     int fd = OpenReadOnly();
     ASSERT_GE(fd, 0);
+    int dir = open(g_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_GE(dir, 0);
     ENTER_CAPMODE();
     ExpectMetadataWritesRefused(fd, ENOTCAPABLE);
+    // The path forms beneath a held directory lend the same identity.
+    EXPECT_ERRNO(ENOTCAPABLE, fchmodat(dir, "user-file", 0777, 0));
+    EXPECT_ERRNO(ENOTCAPABLE,
+                 fchownat(dir, "user-file", (uid_t)-1, (gid_t)-1, 0));
+    EXPECT_ERRNO(ENOTCAPABLE, utimensat(dir, "user-file", nullptr, 0));
+    EXPECT_ERRNO(ENOTCAPABLE,
+                 syscall(SYS_futimesat, dir, "user-file", nullptr));
+    // AT_FDCWD stays capability mode's own refusal.
+    EXPECT_ERRNO(ECAPMODE, fchmodat(AT_FDCWD, "user-file", 0777, 0));
+    EXPECT_ERRNO(ECAPMODE, utimensat(AT_FDCWD, "user-file", nullptr, 0));
+    // Reading the file still works.
+    char c;
+    EXPECT_OK(pread(fd, &c, 1, 0));
   });
 }
 
@@ -505,6 +520,11 @@ TEST_F(LentIdentity, GrantedByThePolicyAndTheRights) {
                                 (uint64_t)cmd};
       ASSERT_EQ(0, capsa_capmode_policy_allow(p, SYS_fcntl, &c, 1, "granted"));
     }
+    struct capsa_arg_cmp nonneg = {0, CAPSA_CMP_MASKED_EQ, 0x80000000u, 0};
+    ASSERT_EQ(0, capsa_capmode_policy_allow(p, SYS_fchmodat, &nonneg, 1,
+                                            "granted beneath held dirs"));
+    int dir = open(g_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_GE(dir, 0);
     ASSERT_EQ(0, capsa_capmode_policy_compile(p));
     ASSERT_EQ(0, capsa_capmode_policy_enter(p));
     for (int fd : {plain, held}) {
@@ -531,6 +551,9 @@ TEST_F(LentIdentity, GrantedByThePolicyAndTheRights) {
       }
     }
     ExpectMetadataWritesRefused(ro, ENOTCAPABLE);
+    EXPECT_OK(fchmodat(dir, "user-file", 0600, 0));
+    EXPECT_ERRNO(ENOTCAPABLE, fchownat(dir, "user-file", (uid_t)-1, (gid_t)-1,
+                                       0));  // not granted
     // Not granted: path-based calls are still capability mode's.
     EXPECT_ERRNO(ECAPMODE, chmod(path_.c_str(), 0777));
   });
