@@ -17,6 +17,9 @@ struct capsa__rights_entry {
   size_t nioctls;
   uint32_t fcntls;      // CAPSA_CAP_FCNTL_* mask
   unsigned mechanisms;  // CAPSA_RIGHTS_BY_* bits
+  // Closed by capsa_rights_close(): the number holds the inert placeholder
+  // so that nothing else is opened under its filter; EBADF to the API.
+  bool parked;
 };
 
 // One comparison on a syscall argument: (word & mask) == value (or !=), where

@@ -57,6 +57,24 @@ int main(void) {
   CHECK(cap_fcntls_get(fd, &fr) == 0 && fr == CAP_FCNTL_GETFL);
   CHECK(fcntl(fd, F_SETFL, O_NONBLOCK) == -1 && errno == ENOTCAPABLE);
 
+  /* dup keeps exactly the rights; close then open gets all rights. */
+  int d = dup(fd);
+  CHECK(d >= 0);
+  CHECK(cap_rights_get(d, &got) == 0 && cap_rights_contains(&got, &rights) &&
+        cap_rights_contains(&rights, &got));
+  CHECK(cap_fcntls_get(d, &fr) == 0 && fr == CAP_FCNTL_GETFL);
+  CHECK(write(d, "x", 1) == -1 && errno == ENOTCAPABLE);
+  CHECK(dup2(fd, 70) == 70 && cap_rights_get(70, &got) == 0 &&
+        !cap_rights_is_set(&got, CAP_WRITE));
+  CHECK(fcntl(fd, F_DUPFD_CLOEXEC, 80) >= 80);
+  CHECK(close(d) == 0);
+  CHECK(close(d) == -1 && errno == EBADF);
+  CHECK(cap_rights_get(d, &got) == -1 && errno == EBADF);
+  int d2 = open("/dev/null", O_WRONLY);
+  CHECK(d2 >= 0 && d2 != d);
+  CHECK(write(d2, "x", 1) == 1);
+  CHECK(close(d2) == 0);
+
   /* Without CAP_FCNTL / CAP_IOCTL the lists are empty and cannot grow. */
   char path2[] = "/tmp/capsa-freebsd-prog-XXXXXX";
   int fd2 = mkstemp(path2);

@@ -325,6 +325,204 @@ TEST_P(InAndOut, TimerfdFollowsReadAndWrite) {
   });
 }
 
+// --- dup and close with FreeBSD's semantics (issue 16, structural) ---
+
+// A memfd holding "0123456789", offset 0.
+int MakeDigits() {
+  int fd = static_cast<int>(syscall(SYS_memfd_create, "digits", MFD_CLOEXEC));
+  if (fd < 0 || write(fd, "0123456789", 10) != 10) return -1;
+  lseek(fd, 0, SEEK_SET);
+  return fd;
+}
+
+bool SameRights(int fd, const capsa_rights_t &want) {
+  capsa_rights_t got;
+  return capsa_rights_get(fd, &got) == 0 &&
+         memcmp(&got, &want, sizeof got) == 0;
+}
+
+// dup(2) of a limited descriptor: the copy shares the description (offset)
+// and has exactly the original's rights, fcntl mask and ioctl list; it can
+// only be narrowed further. The raw calls stay refused on limited numbers.
+TEST_P(InAndOut, DupOfALimitedDescriptorKeepsExactlyItsRights) {
+  bool capmode = GetParam();
+  IN_CHILD([&] {
+    REQUIRE_SECCOMP();
+    int fd = MakeDigits();
+    ASSERT_GE(fd, 0);
+    capsa_rights_t r;
+    capsa_rights_init(&r, CAPSA_CAP_READ, CAPSA_CAP_FSTAT, CAPSA_CAP_FCNTL,
+                      CAPSA_CAP_IOCTL);
+    Limit(fd, r);
+    ASSERT_EQ(0, capsa_fcntls_limit(fd, CAPSA_CAP_FCNTL_GETFL));
+    unsigned long fionread = FIONREAD;
+    ASSERT_EQ(0, capsa_ioctls_limit(fd, &fionread, 1));
+    MaybeEnter(capmode);
+    EXPECT_ERRNO(ENOTCAPABLE, dup(fd));
+    EXPECT_ERRNO(ENOTCAPABLE, dup2(fd, 40));
+    EXPECT_ERRNO(ENOTCAPABLE, fcntl(fd, F_DUPFD_CLOEXEC, 0));
+
+    int d = capsa_rights_dup(fd);
+    ASSERT_GE(d, 0) << capsa_strerror(d);
+    EXPECT_NE(fd, d);
+    EXPECT_TRUE(SameRights(d, r));
+    uint32_t mask = 0;
+    EXPECT_EQ(0, capsa_fcntls_get(d, &mask));
+    EXPECT_EQ((uint32_t)CAPSA_CAP_FCNTL_GETFL, mask);
+    unsigned long cmds[4] = {0};
+    EXPECT_EQ(1, capsa_ioctls_get(d, cmds, 4));
+    EXPECT_EQ(fionread & 0xffffffffUL, cmds[0]);
+    EXPECT_EQ(0, fcntl(d, F_GETFD) & FD_CLOEXEC);  // dup clears it
+    // Same description: one offset.
+    char c = 0;
+    ASSERT_EQ(1, read(fd, &c, 1));
+    EXPECT_EQ('0', c);
+    ASSERT_EQ(1, read(d, &c, 1));
+    EXPECT_EQ('1', c);
+    // Same refusals, enforced on the new number.
+    EXPECT_ERRNO(ENOTCAPABLE, write(d, "x", 1));
+    EXPECT_ERRNO(ENOTCAPABLE, lseek(d, 0, SEEK_SET));
+    EXPECT_ERRNO(ENOTCAPABLE, fcntl(d, F_SETFL, O_NONBLOCK));
+    EXPECT_ERRNO(ENOTCAPABLE, dup(d));
+    int avail = -1;
+    EXPECT_OK(ioctl(d, FIONREAD, &avail));
+    EXPECT_EQ(8, avail);
+    // Only narrower from here.
+    capsa_rights_t wider = r;
+    capsa_rights_set(&wider, CAPSA_CAP_WRITE);
+    EXPECT_EQ(-ENOTCAPABLE, capsa_rights_limit(d, &wider));
+    capsa_rights_t narrower;
+    capsa_rights_init(&narrower, CAPSA_CAP_FSTAT);
+    EXPECT_EQ(0, capsa_rights_limit(d, &narrower));
+    EXPECT_ERRNO(ENOTCAPABLE, read(d, &c, 1));
+    EXPECT_TRUE(SameRights(fd, r));  // the original is unchanged
+    ASSERT_EQ(1, read(fd, &c, 1));
+    EXPECT_EQ('2', c);
+
+    // dup3 onto a chosen number, close-on-exec; F_DUPFD at or above 50.
+    int t = capsa_rights_dup3(fd, 60, O_CLOEXEC);
+    EXPECT_EQ(60, t) << capsa_strerror(t);
+    EXPECT_TRUE(SameRights(60, r));
+    EXPECT_EQ(FD_CLOEXEC, fcntl(60, F_GETFD) & FD_CLOEXEC);
+    EXPECT_ERRNO(ENOTCAPABLE, write(60, "x", 1));
+    int h = capsa_rights_dupfd(fd, 50, 0);
+    EXPECT_GE(h, 50) << capsa_strerror(h);
+    EXPECT_TRUE(SameRights(h, r));
+    EXPECT_EQ(-EINVAL, capsa_rights_dup3(fd, fd, 0));
+    EXPECT_EQ(-EINVAL, capsa_rights_dup3(fd, 61, O_NONBLOCK));
+    EXPECT_EQ(-EBADF, capsa_rights_dup(-1));
+    EXPECT_EQ(-EBADF, capsa_rights_dup(1000));
+
+    // An unlimited descriptor: an ordinary dup with all rights.
+    int p[2];
+    ASSERT_EQ(0, pipe(p));
+    int u = capsa_rights_dup(p[1]);
+    ASSERT_GE(u, 0);
+    capsa_rights_t all;
+    capsa_rights_init_all(&all);
+    EXPECT_TRUE(SameRights(u, all));
+    EXPECT_EQ(1, write(u, "y", 1));
+  });
+}
+
+// close(2) then open: the new descriptor has all rights, because the closed
+// limited number is parked under a placeholder and never handed out again.
+// The raw close(2) is what the number-keyed design does without it.
+TEST_P(InAndOut, LimitCloseOpenGivesFullRights) {
+  bool capmode = GetParam();
+  IN_CHILD([&] {
+    REQUIRE_SECCOMP();
+    int fd = MakeDigits(), raw = MakeDigits();
+    ASSERT_GE(raw, 0);
+    capsa_rights_t r;
+    capsa_rights_init(&r, CAPSA_CAP_READ);
+    Limit(fd, r);
+    Limit(raw, r);
+    MaybeEnter(capmode);
+    EXPECT_EQ(0, capsa_rights_close(fd));
+    EXPECT_EQ(-EBADF, capsa_rights_close(fd));  // already closed
+    capsa_rights_t got;
+    EXPECT_EQ(-EBADF, capsa_rights_get(fd, &got));
+    EXPECT_EQ(-EBADF, capsa_rights_limit(fd, &r));
+    EXPECT_EQ(-EBADF, capsa_rights_dup(fd));
+    char c;
+    EXPECT_EQ(0, read(fd, &c, 1));  // the placeholder: an empty pipe
+    int p[2];
+    ASSERT_EQ(0, pipe(p));
+    EXPECT_NE(fd, p[0]);
+    EXPECT_NE(fd, p[1]);
+    EXPECT_EQ(1, write(p[1], "z", 1)) << capsa_strerror(errno);
+    capsa_rights_t all;
+    capsa_rights_init_all(&all);
+    EXPECT_TRUE(SameRights(p[1], all));
+    // dup3 onto the parked number brings it back, narrowed by its filter.
+    EXPECT_EQ(fd, capsa_rights_dup3(p[1], fd, 0));
+    EXPECT_TRUE(SameRights(fd, r));
+    EXPECT_ERRNO(ENOTCAPABLE, write(fd, "z", 1));
+    // Raw close: the number keeps its filter for the next descriptor.
+    ASSERT_EQ(0, close(raw));
+    int q[2];
+    ASSERT_EQ(0, pipe(q));
+    int at_raw = q[0] == raw ? q[0] : q[1] == raw ? q[1] : -1;
+    ASSERT_NE(-1, at_raw) << "the kernel reuses the lowest free number";
+    if (at_raw == q[1]) EXPECT_ERRNO(ENOTCAPABLE, write(q[1], "z", 1));
+    EXPECT_TRUE(SameRights(at_raw, r));
+    // capsa_rights_close() of it parks the number from then on.
+    EXPECT_EQ(0, capsa_rights_close(at_raw));
+    int s2[2];
+    ASSERT_EQ(0, pipe(s2));
+    EXPECT_NE(at_raw, s2[0]);
+    EXPECT_NE(at_raw, s2[1]);
+  });
+}
+
+// A program that limits and closes 1,000 descriptors in a loop: either
+// every round works, or capsa_rights_limit fails with -ENOMEM once the
+// process's filters reach the kernel's 32768-instruction cap (documented
+// in docs/rights.md, "dup and close"), never later than round 400 and never
+// before round 40; the process keeps working afterwards, with full rights
+// on new descriptors, and nothing blocks.
+TEST_P(InAndOut, LimitAndClose1000DescriptorsFailsCleanlyAtTheFilterCap) {
+  bool capmode = GetParam();
+  IN_CHILD([&] {
+    REQUIRE_SECCOMP();
+    MaybeEnter(capmode);
+    capsa_rights_t r;
+    capsa_rights_init(&r, CAPSA_CAP_READ, CAPSA_CAP_FSTAT);
+    int limited = 0, first_err = 0;
+    for (int i = 0; i < 1000; i++) {
+      int p[2];
+      ASSERT_EQ(0, pipe(p)) << "round " << i << ": " << strerror(errno);
+      int err = capsa_rights_limit(p[0], &r);
+      if (err < 0 && first_err == 0) first_err = err;
+      if (err == 0) limited++;
+      EXPECT_EQ(0, capsa_rights_close(p[0]));
+      EXPECT_EQ(0, capsa_rights_close(p[1]));
+      if (err < 0) {
+        EXPECT_EQ(-ENOMEM, err) << "round " << i;
+        // A new descriptor after the failure has all rights.
+        int q[2];
+        ASSERT_EQ(0, pipe(q));
+        EXPECT_EQ(1, write(q[1], "w", 1)) << capsa_strerror(errno);
+        char c;
+        EXPECT_EQ(1, read(q[0], &c, 1));
+        close(q[0]);
+        close(q[1]);
+      }
+    }
+    if (first_err != 0) {
+      EXPECT_GE(limited, 40);
+      EXPECT_LE(limited, 400);
+    }
+    printf("limited %d of 1000 descriptors (%s)\n", limited,
+           first_err ? capsa_strerror(first_err) : "no error");
+    // The report at the end: a new descriptor with all rights.
+    int p[2];
+    ASSERT_EQ(0, pipe(p));
+    EXPECT_EQ(1, write(p[1], "r", 1)) << capsa_strerror(errno);
+  });
+}
+
 // --- No lent identity (issue 12 item 5) ---
 
 std::string g_dir;
