@@ -274,9 +274,12 @@ TEST(ConformanceCapMode, SelfSchedulingMlockSyncAllowed) {
 }
 
 // sendto with a destination address needs CAP_CONNECT (FreeBSD's sendit);
-// without an address CAP_SEND suffices.
-TEST(ConformanceRights, SendtoWithAnAddressNeedsConnect) {
-  IN_CHILD([] {
+// without an address CAP_SEND suffices. In capability mode any address is
+// refused first, as FreeBSD's sendit does (ECAPMODE), with or without the
+// right.
+TEST_P(InAndOut, SendtoWithAnAddressNeedsConnect) {
+  bool capmode = GetParam();
+  IN_CHILD([&] {
     REQUIRE_SECCOMP();
     int a = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     int b = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -290,16 +293,24 @@ TEST(ConformanceRights, SendtoWithAnAddressNeedsConnect) {
                                 strlen(addr.sun_path + 1));
     ASSERT_EQ(0, bind(b, (struct sockaddr *)&addr, len)) << strerror(errno);
     ASSERT_EQ(0, connect(a, (struct sockaddr *)&addr, len));
+    ASSERT_EQ(0, connect(c, (struct sockaddr *)&addr, len));
     capsa_rights_t r;
     capsa_rights_init(&r, CAPSA_CAP_SEND);
     Limit(a, r);
     capsa_rights_init(&r, CAPSA_CAP_SEND, CAPSA_CAP_CONNECT);
     Limit(c, r);
-    EXPECT_ERRNO(ENOTCAPABLE,
+    MaybeEnter(capmode);
+    EXPECT_ERRNO(capmode ? ECAPMODE : ENOTCAPABLE,
                  sendto(a, "x", 1, 0, (struct sockaddr *)&addr, len));
     EXPECT_EQ(1, sendto(a, "x", 1, 0, nullptr, 0)) << strerror(errno);
-    EXPECT_EQ(1, sendto(c, "y", 1, 0, (struct sockaddr *)&addr, len))
-        << strerror(errno);
+    if (capmode) {
+      EXPECT_ERRNO(ECAPMODE,
+                   sendto(c, "y", 1, 0, (struct sockaddr *)&addr, len));
+    } else {
+      EXPECT_EQ(1, sendto(c, "y", 1, 0, (struct sockaddr *)&addr, len))
+          << strerror(errno);
+    }
+    EXPECT_EQ(1, sendto(c, "y", 1, 0, nullptr, 0)) << strerror(errno);
   });
 }
 
