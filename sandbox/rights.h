@@ -206,8 +206,11 @@ bool capsa_rights_contains(const capsa_rights_t *big,
 //    (and inherited by children): each syscall needing a missing right fails
 //    with ENOTCAPABLE, and dup/dup2/dup3/F_DUPFD*/pidfd_getfd of `fd` are
 //    refused (a new number would escape the filter). Sets no_new_privs.
-// The number keeps its restriction after close(fd): a descriptor later
-// opened under the same number inherits it (never wider, possibly narrower).
+// The number keeps its restriction after a raw close(fd): a descriptor later
+// opened under the same number inherits it (never wider, possibly narrower);
+// capsa_rights_close() parks the number instead (below). -ENOMEM also when
+// the kernel refuses the filter: the process's stacked filters would exceed
+// its 32768-instruction cap (about 94 limits; docs/rights.md).
 int capsa_rights_limit(int fd, const capsa_rights_t *rights);
 // For receivers of many short-lived descriptors (IPC handles): moves `fd`
 // (consumed: closed on success, still the caller's on failure) to a number
