@@ -334,11 +334,11 @@ int capsa_bench_capmode(int argc, char **argv) {
         "],\"enter\":{\"compile_in_parent_us\":%.1f,"
         "\"load_precompiled_us\":%.1f,\"cap_enter_us\":%.1f,"
         "\"compile_over_load\":%.2f,\"cap_enter_over_load\":%.2f,"
-        "\"bpf_insns\":%u,\"landlock_abi\":%d}}\n",
+        "\"bpf_insns\":%u,\"landlock_abi\":%d},",
         compile_us, load_us, cap_enter_us, compile_us / load_us,
         cap_enter_us / load_us, rep.seccomp_bpf_len, rep.landlock_abi);
     printf(
-        "{\"rights\":{\"max_filters\":%d,\"dup_close_limited_us\":%.1f,"
+        "\"rights\":{\"max_filters\":%d,\"dup_close_limited_us\":%.1f,"
         "\"dup_close_plain_us\":%.2f,\"steps\":[",
         rr.filters[RIGHTS_STEPS - 1], rr.dup_close_limited_us,
         rr.dup_close_plain_us);
