@@ -111,7 +111,7 @@ static int commit_object(int fd, struct capsa__rights_entry *next,
   struct capsa__rights_entry *e = malloc(sizeof *e);
   if (!e) return -ENOMEM;
   struct capsa_bpf bpf = {0};
-  int err = capsa__rights_bpf_build(fd, next, &bpf);
+  int err = capsa__rights_bpf_build(fd, next, cur, &bpf);
   if (err < 0) {
     free(e);
     return err;
@@ -119,7 +119,9 @@ static int commit_object(int fd, struct capsa__rights_entry *next,
   unsigned mech =
       narrow_object ? capsa__rights_narrow_object(fd, &next->rights) : 0;
   err = capsa_nnp_set();
-  if (err == 0) err = capsa_bpf_install(&bpf, SECCOMP_FILTER_FLAG_TSYNC);
+  // Nothing new to refuse (the number's filters already do): no filter.
+  if (err == 0 && bpf.len > 0)
+    err = capsa_bpf_install(&bpf, SECCOMP_FILTER_FLAG_TSYNC);
   capsa_bpf_free(&bpf);
   if (err < 0) {
     free(e);

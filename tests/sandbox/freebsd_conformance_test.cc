@@ -534,6 +534,99 @@ TEST_P(InAndOut, LimitAndClose1000DescriptorsFailsCleanlyAtTheFilterCap) {
   });
 }
 
+// Seccomp_filters of this process (/proc/self/status), -1 if unknown.
+int SeccompFilters() {
+  FILE *f = fopen("/proc/self/status", "re");
+  if (!f) return -1;
+  char line[256];
+  int n = -1;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "Seccomp_filters: %d", &n) == 1) break;
+  fclose(f);
+  return n;
+}
+
+// Narrowing a limited number installs a filter only for what is new: the
+// caph_limit_stream-style sequence (rights, then ioctls, then fcntls) costs
+// one full filter and two small ones; re-limiting to the same rights, or
+// removing a right nothing checks, installs none.
+TEST(ConformanceRights, NarrowingInstallsOnlyWhatIsNew) {
+  IN_CHILD([] {
+    REQUIRE_SECCOMP();
+    if (SeccompFilters() < 0) GTEST_SKIP() << "no Seccomp_filters";
+    int fd = MakeDigits();
+    ASSERT_GE(fd, 0);
+    capsa_rights_t r;
+    capsa_rights_init(&r, CAPSA_CAP_READ, CAPSA_CAP_FSTAT, CAPSA_CAP_FCNTL,
+                      CAPSA_CAP_IOCTL, CAPSA_CAP_FSCK);
+    int base = SeccompFilters();
+    Limit(fd, r);
+    EXPECT_EQ(base + 1, SeccompFilters());
+    Limit(fd, r);  // the same rights: nothing to do
+    EXPECT_EQ(base + 1, SeccompFilters());
+    capsa_rights_clear(&r, CAPSA_CAP_FSCK);  // no syscall checks it
+    Limit(fd, r);
+    EXPECT_EQ(base + 1, SeccompFilters());
+    unsigned long fionread = FIONREAD;
+    ASSERT_EQ(0, capsa_ioctls_limit(fd, &fionread, 1));
+    EXPECT_EQ(base + 2, SeccompFilters());
+    ASSERT_EQ(0, capsa_fcntls_limit(fd, CAPSA_CAP_FCNTL_GETFL));
+    EXPECT_EQ(base + 3, SeccompFilters());
+    // Every earlier refusal still holds, and the new ones.
+    char c;
+    EXPECT_EQ(1, read(fd, &c, 1));
+    EXPECT_ERRNO(ENOTCAPABLE, write(fd, "x", 1));
+    EXPECT_ERRNO(ENOTCAPABLE, lseek(fd, 0, SEEK_SET));
+    EXPECT_ERRNO(ENOTCAPABLE, fcntl(fd, F_SETFL, O_NONBLOCK));
+    EXPECT_OK(fcntl(fd, F_GETFL));
+    EXPECT_ERRNO(ENOTCAPABLE, ioctl(fd, FIONCLEX));
+    int avail = 0;
+    EXPECT_OK(ioctl(fd, FIONREAD, &avail));
+    EXPECT_ERRNO(ENOTCAPABLE, dup(fd));
+  });
+}
+
+// caph_limit_stream-style limits on many descriptors: at least 60 before
+// the kernel's cap (one full filter each), each enforcing all three limits.
+TEST_P(InAndOut, CaphStyleLimitsOnManyDescriptors) {
+  bool capmode = GetParam();
+  IN_CHILD([&] {
+    REQUIRE_SECCOMP();
+    MaybeEnter(capmode);
+    capsa_rights_t r;
+    capsa_rights_init(&r, CAPSA_CAP_READ, CAPSA_CAP_FSTAT, CAPSA_CAP_FCNTL,
+                      CAPSA_CAP_IOCTL);
+    unsigned long fionread = FIONREAD;
+    int done = 0, err = 0, first = -1, last = -1;
+    while (done < 1000 && err == 0) {
+      int p[2];
+      ASSERT_EQ(0, pipe(p));
+      err = capsa_rights_limit(p[0], &r);
+      if (err == 0) err = capsa_ioctls_limit(p[0], &fionread, 1);
+      if (err == 0) err = capsa_fcntls_limit(p[0], CAPSA_CAP_FCNTL_GETFL);
+      if (err == 0) {
+        done++;
+        if (first < 0) first = p[0];
+        last = p[0];
+        ASSERT_EQ(1, write(p[1], "d", 1));
+      }
+      close(p[1]);
+    }
+    EXPECT_EQ(-ENOMEM, err);
+    EXPECT_GE(done, 60);
+    printf("%d descriptors limited caph-style\n", done);
+    for (int fd : {first, last}) {
+      char c;
+      EXPECT_EQ(1, read(fd, &c, 1)) << fd;
+      EXPECT_ERRNO(ENOTCAPABLE, write(fd, "x", 1));
+      EXPECT_ERRNO(ENOTCAPABLE, fcntl(fd, F_SETFL, O_NONBLOCK));
+      EXPECT_ERRNO(ENOTCAPABLE, ioctl(fd, FIONCLEX));
+      int avail = -1;
+      EXPECT_OK(ioctl(fd, FIONREAD, &avail));
+    }
+  });
+}
+
 // --- No lent identity (issue 12 item 5) ---
 
 std::string g_dir;
