@@ -9,9 +9,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
 #include <seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +75,9 @@ static bool valid_cmps(const struct capsa_arg_cmp *cmps, unsigned n) {
 static bool refused_by_table(int nr) {
   for (size_t i = 0; i < capsa__capmode_table_len; i++) {
     const struct capsa__capmode_row *row = &capsa__capmode_table[i];
-    if (row->action == CAPSA__ALLOW) continue;
+    // Grantable refusals exist to be granted; EBADF rows only answer bad
+    // descriptors.
+    if (row->action != CAPSA__REFUSE && row->action != CAPSA__ERRNO) continue;
     if (seccomp_syscall_resolve_name(row->syscall) == nr) return true;
   }
   return false;
@@ -283,6 +288,20 @@ static bool has_self_pid(const struct capsa_arg_cmp *cmp, unsigned n) {
 // another pid, and the final filter puts the comparison back with the
 // child's own. Launcher-only rows and landlock_restrict_self (the child's
 // own Landlock domain) are added too.
+static bool rows_disjoint(const struct capsa_arg_cmp *a, unsigned na,
+                          const struct capsa_arg_cmp *b, unsigned nb);
+
+// A CAPSA__GRANT row the process type granted: an extra row for the same
+// syscall that may match the same calls replaces it.
+static bool granted(const capsa_capmode_policy *p, int nr,
+                    const struct capsa__capmode_row *row) {
+  for (unsigned i = 0; i < p->nextra; i++)
+    if (p->extra[i].nr == nr &&
+        !rows_disjoint(p->extra[i].cmp, p->extra[i].ncmp, row->cmp, row->ncmp))
+      return true;
+  return false;
+}
+
 static int add_table(scmp_filter_ctx ctx, const capsa_capmode_policy *p,
                      uint32_t def, bool launcher, unsigned *rows) {
   int rc = 0;
@@ -292,9 +311,14 @@ static int add_table(scmp_filter_ctx ctx, const capsa_capmode_policy *p,
     int nr = seccomp_syscall_resolve_name(row->syscall);
     // A name this libseccomp does not know: the default refuses it.
     if (nr < 0) continue;
-    uint32_t action = row->action == CAPSA__ALLOW   ? SCMP_ACT_ALLOW
-                      : row->action == CAPSA__ERRNO ? SCMP_ACT_ERRNO(row->err)
-                                                    : def;
+    // EBADF rows are the prologue's (prepend_badfd).
+    if (row->action == CAPSA__BADFD) continue;
+    if (row->action == CAPSA__GRANT && granted(p, nr, row)) continue;
+    uint32_t action =
+        row->action == CAPSA__ALLOW ? SCMP_ACT_ALLOW
+        : row->action == CAPSA__ERRNO || row->action == CAPSA__GRANT
+            ? SCMP_ACT_ERRNO(row->err)
+            : def;
     // Rows that say what the default does are documentation (libseccomp
     // refuses rules whose action is the default).
     if (action == def) continue;
@@ -397,13 +421,94 @@ static int find_pid_patches(const struct capsa_bpf *bpf, unsigned *patch,
   return 0;
 }
 
-static int compile_ctx(scmp_filter_ctx ctx, uint32_t badarch,
+// The CAPSA__BADFD rows as a prologue in front of libseccomp's program
+// `bpf` (replaced on success). For each row:
+//
+//   jeq nr, 0, 5        another syscall: next row (A still holds nr)
+//   ld  args[a] (low 32 bits)
+//   jset 0x80000000, 0, 2   not negative: on
+//   jeq AT_FDCWD, 1, 0      AT_FDCWD: on (the table answers ECAPMODE)
+//   ret ERRNO(EBADF)
+//   ld  nr
+//
+// after an architecture check that leaves anything but native x86_64 to the
+// program, which refuses it, and a range check that sends every syscall
+// outside [lowest, highest row number] (x32 numbers too) straight on, so
+// most calls pay four instructions. Jumps only go forward, so libseccomp's
+// own offsets stay valid.
+static int prepend_badfd(struct capsa_bpf *bpf) {
+  enum { kRowLen = 6, kHead = 8 };
+  size_t n = 0;
+  uint32_t lo = UINT32_MAX, hi = 0;
+  for (size_t i = 0; i < capsa__capmode_table_len; i++) {
+    const struct capsa__capmode_row *row = &capsa__capmode_table[i];
+    if (row->action != CAPSA__BADFD) continue;
+    n++;
+    int nr = seccomp_syscall_resolve_name(row->syscall);
+    if (nr < 0) continue;
+    if ((uint32_t)nr < lo) lo = (uint32_t)nr;
+    if ((uint32_t)nr > hi) hi = (uint32_t)nr;
+  }
+  if (n == 0 || lo > hi) return 0;
+  size_t len = kHead + n * kRowLen + bpf->len;
+  if (len > MAX_BPF_INSNS) return -E2BIG;
+  struct sock_filter *f = malloc(len * sizeof(*f));
+  if (!f) return -ENOMEM;
+  size_t k = 0;
+  // Index of the program's first instruction, and a jump there from k.
+  const uint32_t end = (uint32_t)(kHead + n * kRowLen);
+#define TO_END() \
+  ((struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, end - (uint32_t)k - 1))
+  f[k++] = (struct sock_filter)BPF_STMT(
+      BPF_LD | BPF_W | BPF_ABS, (uint32_t)offsetof(struct seccomp_data, arch));
+  f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                        AUDIT_ARCH_X86_64, 1, 0);
+  f[k] = TO_END();
+  k++;
+  f[k++] = (struct sock_filter)BPF_STMT(
+      BPF_LD | BPF_W | BPF_ABS, (uint32_t)offsetof(struct seccomp_data, nr));
+  f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, lo, 1, 0);
+  f[k] = TO_END();
+  k++;
+  f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, hi, 0, 1);
+  f[k] = TO_END();
+  k++;
+#undef TO_END
+  for (size_t i = 0; i < capsa__capmode_table_len; i++) {
+    const struct capsa__capmode_row *row = &capsa__capmode_table[i];
+    if (row->action != CAPSA__BADFD) continue;
+    int nr = seccomp_syscall_resolve_name(row->syscall);
+    uint32_t arg = (uint32_t)(offsetof(struct seccomp_data, args) +
+                              8 * row->cmp[0].arg);  // low half first
+    // A name this libseccomp does not know: a row that never matches.
+    uint32_t num = nr < 0 ? 0xffffffffu : (uint32_t)nr;
+    f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, num, 0, 5);
+    f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, arg);
+    f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K,
+                                          0x80000000u, 0, 2);
+    f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+                                          (uint32_t)AT_FDCWD, 1, 0);
+    f[k++] = (struct sock_filter)BPF_STMT(
+        BPF_RET | BPF_K,
+        SECCOMP_RET_ERRNO | ((uint32_t)row->err & SECCOMP_RET_DATA));
+    f[k++] = (struct sock_filter)BPF_STMT(
+        BPF_LD | BPF_W | BPF_ABS, (uint32_t)offsetof(struct seccomp_data, nr));
+  }
+  memcpy(f + k, bpf->insns, bpf->len * sizeof(*f));
+  free(bpf->insns);
+  bpf->insns = f;
+  bpf->len = (unsigned short)len;
+  return 0;
+}
+
+static int compile_ctx(scmp_filter_ctx ctx, uint32_t badarch, bool badfd,
                        struct capsa_bpf *out) {
   // i386 (int 0x80) and x32 calls: the native x86_64 filter's architecture
   // check sends them to the bad-arch action, before any syscall number is
   // compared (x86_64 numbers mean other calls there).
   int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, badarch);
   if (rc == 0) rc = capsa_bpf_compile(ctx, out);
+  if (rc == 0 && badfd && (rc = prepend_badfd(out)) < 0) capsa_bpf_free(out);
   if (rc == 0 && out->len > MAX_BPF_INSNS) {
     capsa_bpf_free(out);
     rc = -E2BIG;
@@ -417,7 +522,7 @@ static int compile_seccomp(capsa_capmode_policy *p, bool trace) {
   if (!ctx) return -ENOMEM;
   unsigned rows = 0;
   int rc = add_table(ctx, p, def, false, &rows);
-  if (rc == 0) rc = compile_ctx(ctx, def, &p->bpf);
+  if (rc == 0) rc = compile_ctx(ctx, def, true, &p->bpf);
   seccomp_release(ctx);
   if (rc == 0) rc = find_pid_patches(&p->bpf, p->pid_patch, &p->npid_patch);
   if (rc == 0 && p->nlaunch) {
@@ -426,13 +531,13 @@ static int compile_seccomp(capsa_capmode_policy *p, bool trace) {
     if (rc == 0 && !(ctx = seccomp_init(def))) rc = -ENOMEM;
     if (rc == 0) {
       rc = add_table(ctx, p, def, true, &unused);
-      if (rc == 0) rc = compile_ctx(ctx, def, &p->launch_bpf);
+      if (rc == 0) rc = compile_ctx(ctx, def, true, &p->launch_bpf);
       seccomp_release(ctx);
     }
     if (rc == 0 && !(ctx = seccomp_init(SCMP_ACT_ALLOW))) rc = -ENOMEM;
     if (rc == 0) {
       rc = add_final(ctx, p, def);
-      if (rc == 0) rc = compile_ctx(ctx, def, &p->final_bpf);
+      if (rc == 0) rc = compile_ctx(ctx, def, false, &p->final_bpf);
       seccomp_release(ctx);
     }
     if (rc == 0)

@@ -56,7 +56,8 @@ int capsa_capmode_baseline_compile(const char *const *keep, unsigned nkeep,
   unsigned n = 0;
   for (size_t i = 0; rc == 0 && i < capsa__capmode_table_len; i++) {
     const struct capsa__capmode_row *row = &capsa__capmode_table[i];
-    if (row->action == CAPSA__ALLOW) continue;
+    // Grantable refusals and EBADF answers are the full policy's business.
+    if (row->action != CAPSA__REFUSE && row->action != CAPSA__ERRNO) continue;
     int nr = seccomp_syscall_resolve_name(row->syscall);
     if (nr < 0 || allowed_somewhere(nr) || seen_before(i, nr) ||
         kept(row->syscall, keep, nkeep))

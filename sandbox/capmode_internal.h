@@ -16,6 +16,17 @@ enum capsa__row_action {
   // there for review and so that a per-process-type rule cannot re-allow it.
   CAPSA__REFUSE,
   CAPSA__ERRNO,  // refused with row.err, never traced (an expected answer)
+  // Refused with ENOTCAPABLE (row.err), never traced, unless the process
+  // type grants the syscall with capsa_capmode_policy_allow() (an extra row
+  // overlapping this one replaces it): descriptors hold no implicit right to
+  // change the metadata of the object behind them (docs/freebsd-differences.md,
+  // "lent identity").
+  CAPSA__GRANT,
+  // Answered with EBADF (row.err) when argument cmp[0].arg, as a 32-bit int,
+  // is negative and not AT_FDCWD (-100); other values go on to the rest of
+  // the table. Compiled as a prologue before libseccomp's program: its
+  // comparisons cannot say "negative but not -100" on 32 bits.
+  CAPSA__BADFD,
 };
 
 struct capsa__capmode_row {

@@ -57,6 +57,29 @@
   { n, CAPSA__REFUSE, 0, 0, {{0}}, r }
 #define ERRNO(n, e, r) \
   { n, CAPSA__ERRNO, (e), 0, {{0}}, r }
+// ENOTCAPABLE unless the process type grants the call (see CAPSA__GRANT).
+#define GRANT(n, r) \
+  { n, CAPSA__GRANT, CAPSA_ENOTCAPABLE, 0, {{0}}, r }
+#define GRANT_IF(n, r, ...)                             \
+  {                                                     \
+    n, CAPSA__GRANT, CAPSA_ENOTCAPABLE,                 \
+        sizeof((struct capsa_arg_cmp[]){__VA_ARGS__}) / \
+            sizeof(struct capsa_arg_cmp),               \
+        {__VA_ARGS__}, r                                \
+  }
+// Descriptor argument `a` a negative int other than AT_FDCWD: EBADF, as
+// FreeBSD answers an invalid descriptor before looking at capability mode.
+// The comparison shown (sign bit of the low 32 bits) is the row's
+// condition; the compiled prologue also lets AT_FDCWD through to ECAPMODE.
+#define BADFD(n, a)                                                       \
+  {                                                                       \
+    n, CAPSA__BADFD, 9 /* EBADF */, 1,                                    \
+        {{(a), CAPSA_CMP_MASKED_EQ, 0x80000000u, 0x80000000u}},           \
+        "negative descriptor other than AT_FDCWD: EBADF (AT_FDCWD stays " \
+        "ECAPMODE)"                                                       \
+  }
+#define NOT_NULL(a) \
+  { (a), CAPSA_CMP_NE, 0, 0 }
 
 // clone() namespace flags. CLONE_NEWTIME (0x80) overlaps clone()'s exit
 // signal byte and only works through clone3/unshare, both refused.
@@ -112,13 +135,18 @@ const struct capsa__capmode_row capsa__capmode_table[] = {
     ALLOW("sync_file_range", "held descriptor"),
     ALLOW("fadvise64", "held descriptor"),
     ALLOW("readahead", "held descriptor"),
-    ALLOW("flock", "held descriptor"),
-    ALLOW("fchmod", "held descriptor"),
-    ALLOW("fchown", "held descriptor (kernel checks ownership)"),
+    // Metadata writes act as the process's uid on the object, which for an
+    // unprivileged host's renderer is the host user's: a read-only handle
+    // would be enough to chmod the user's file. Granted per process type.
+    GRANT("flock", "lent identity: CAP_FLOCK; granted per process type"),
+    GRANT("fchmod", "lent identity: CAP_FCHMOD; granted per process type"),
+    GRANT("fchown", "lent identity: CAP_FCHOWN; granted per process type"),
     ALLOW("fgetxattr", "held descriptor"),
     ALLOW("flistxattr", "held descriptor"),
-    ALLOW("fsetxattr", "held descriptor"),
-    ALLOW("fremovexattr", "held descriptor"),
+    GRANT("fsetxattr",
+          "lent identity: CAP_EXTATTR_SET; granted per process type"),
+    GRANT("fremovexattr",
+          "lent identity: CAP_EXTATTR_DELETE; granted per process type"),
     ALLOW("getdents64", "list a held directory"),
     ALLOW("getdents", "list a held directory"),
 
@@ -136,10 +164,43 @@ const struct capsa__capmode_row capsa__capmode_table[] = {
     ALLOW_IF("renameat2", "within held dirs", FD(0), FD(2)),
     ALLOW_IF("linkat", "within held dirs", FD(0), FD(2)),
     ALLOW_IF("symlinkat", "beneath a held dir", FD(1)),
-    ALLOW_IF("fchmodat", "beneath a held dir", FD(0)),
-    ALLOW_IF("fchownat", "beneath a held dir", FD(0)),
-    ALLOW_IF("utimensat", "held fd or beneath a held dir", FD(0)),
-    ALLOW_IF("futimesat", "beneath a held dir", FD(0)),
+    // Attribute changes beneath a held dir lend identity as fchmod does
+    // (Landlock has no right for them): granted per process type.
+    GRANT_IF("fchmodat",
+             "lent identity: CAP_FCHMODAT; granted per process type", FD(0)),
+    GRANT_IF("fchownat",
+             "lent identity: CAP_FCHOWNAT; granted per process type", FD(0)),
+    GRANT_IF("utimensat",
+             "beneath a held dir: lent identity, CAP_FUTIMESAT; granted per "
+             "process type",
+             FD(0), NOT_NULL(1)),
+    GRANT_IF("utimensat",
+             "futimens = utimensat(fd, NULL): lent identity, CAP_FUTIMES; "
+             "granted per process type",
+             IS_NULL(1)),
+    GRANT_IF("futimesat",
+             "lent identity: CAP_FUTIMESAT; granted per process type", FD(0)),
+    BADFD("newfstatat", 0),
+    BADFD("statx", 0),
+    BADFD("openat", 0),
+    BADFD("openat2", 0),
+    BADFD("faccessat", 0),
+    BADFD("faccessat2", 0),
+    BADFD("readlinkat", 0),
+    BADFD("mkdirat", 0),
+    BADFD("mknodat", 0),
+    BADFD("unlinkat", 0),
+    BADFD("renameat", 0),
+    BADFD("renameat", 2),
+    BADFD("renameat2", 0),
+    BADFD("renameat2", 2),
+    BADFD("linkat", 0),
+    BADFD("linkat", 2),
+    BADFD("symlinkat", 1),
+    BADFD("fchmodat", 0),
+    BADFD("fchownat", 0),
+    BADFD("utimensat", 0),
+    BADFD("futimesat", 0),
 
     // --- memory ---
     ALLOW("brk", "heap"),
@@ -154,6 +215,11 @@ const struct capsa__capmode_row capsa__capmode_table[] = {
     ALLOW("mincore", "own memory"),
     ALLOW("memfd_create", "anonymous shared memory"),
     ALLOW("membarrier", "own threads"),
+    ALLOW("mlock", "own memory, bounded by RLIMIT_MEMLOCK (FreeBSD allows)"),
+    ALLOW("mlock2", "own memory, bounded by RLIMIT_MEMLOCK"),
+    ALLOW("munlock", "own memory"),
+    ALLOW("mlockall", "own memory, bounded by RLIMIT_MEMLOCK (FreeBSD allows)"),
+    ALLOW("munlockall", "own memory"),
 
     // --- descriptors that name no global object ---
     ALLOW("pipe", "anonymous"),
@@ -186,11 +252,15 @@ const struct capsa__capmode_row capsa__capmode_table[] = {
     ALLOW_IF("fcntl", "status flags (kernel keeps access mode)",
              M32(1, F_SETFL)),
     ALLOW_IF("fcntl", "record locks", M32(1, F_GETLK)),
-    ALLOW_IF("fcntl", "record locks", M32(1, F_SETLK)),
-    ALLOW_IF("fcntl", "record locks", M32(1, F_SETLKW)),
+    GRANT_IF("fcntl", "lent identity: CAP_FLOCK; granted per process type",
+             M32(1, F_SETLK)),
+    GRANT_IF("fcntl", "lent identity: CAP_FLOCK; granted per process type",
+             M32(1, F_SETLKW)),
     ALLOW_IF("fcntl", "record locks", M32(1, F_OFD_GETLK)),
-    ALLOW_IF("fcntl", "record locks", M32(1, F_OFD_SETLK)),
-    ALLOW_IF("fcntl", "record locks", M32(1, F_OFD_SETLKW)),
+    GRANT_IF("fcntl", "lent identity: CAP_FLOCK; granted per process type",
+             M32(1, F_OFD_SETLK)),
+    GRANT_IF("fcntl", "lent identity: CAP_FLOCK; granted per process type",
+             M32(1, F_OFD_SETLKW)),
     ALLOW_IF("fcntl", "memfd seals only narrow", M32(1, F_ADD_SEALS)),
     ALLOW_IF("fcntl", "memfd seals", M32(1, F_GET_SEALS)),
     ALLOW_IF("fcntl", "pipe size", M32(1, F_GETPIPE_SZ)),
@@ -271,6 +341,14 @@ const struct capsa__capmode_row capsa__capmode_table[] = {
           "read only; glibc asks by tid for own threads (pthread_getattr_np)"),
     ALLOW("sched_getattr",
           "read only; glibc asks by tid for own threads (pthread_getattr_np)"),
+    ALLOW_IF("sched_setscheduler",
+             "self only (pid 0), as FreeBSD; raising needs CAP_SYS_NICE",
+             M32(0, 0)),
+    ALLOW_IF("sched_setparam",
+             "self only (pid 0), as FreeBSD; raising needs CAP_SYS_NICE",
+             M32(0, 0)),
+    ALLOW_IF("sched_rr_get_interval", "self only (pid 0), read only",
+             M32(0, 0)),
     ALLOW("sched_get_priority_max", "constant"),
     ALLOW("sched_get_priority_min", "constant"),
     ALLOW_IF("getpriority", "self only", M32(0, PRIO_PROCESS), M32(1, 0)),
@@ -400,7 +478,9 @@ const struct capsa__capmode_row capsa__capmode_table[] = {
     REFUSE("name_to_handle_at", "file handles bypass paths"),
     REFUSE("open_by_handle_at", "file handles bypass paths"),
     REFUSE("chroot", "namespace change"),
-    REFUSE("sync", "global"),
+    ALLOW("sync",
+          "FreeBSD allows it; flushes dirty data, names nothing (fsync and "
+          "syncfs on held descriptors are allowed anyway)"),
     // --- refused: execution ---
     REFUSE("execve", "no exec: the program is the sandbox"),
     REFUSE("execveat", "no exec: the program is the sandbox"),
@@ -416,8 +496,8 @@ const struct capsa__capmode_row capsa__capmode_table[] = {
     REFUSE("process_mrelease", "other processes' memory"),
     REFUSE("migrate_pages", "other processes"),
     REFUSE("move_pages", "other processes"),
-    REFUSE("sched_setscheduler", "scheduling class change"),
-    REFUSE("sched_setparam", "scheduling change"),
+    REFUSE("sched_setscheduler", "scheduling class change of another process"),
+    REFUSE("sched_setparam", "scheduling change of another process"),
     REFUSE("sched_setattr", "scheduling change"),
     REFUSE("ioprio_set", "other processes' I/O"),
     // --- refused: namespaces and mounts ---

@@ -169,6 +169,10 @@ int capsa_pdkill(int pidfd, int signum) {
 
 pid_t capsa_pdwait(int pidfd, int *status, int options, struct rusage *ru) {
   if (options & ~(WNOHANG | WUNTRACED | WCONTINUED | WNOWAIT)) return -EINVAL;
+  // waitid(P_PIDFD) answers EINVAL for a negative id before looking at the
+  // descriptor; FreeBSD's pdwait4 answers EBADF for any invalid descriptor
+  // (a closed number and a non-pidfd already get EBADF from the kernel).
+  if (pidfd < 0) return -EBADF;
   siginfo_t si;
   memset(&si, 0, sizeof si);
   // waitid wants WEXITED to report exits; WUNTRACED is WSTOPPED there.

@@ -206,8 +206,11 @@ bool capsa_rights_contains(const capsa_rights_t *big,
 //    (and inherited by children): each syscall needing a missing right fails
 //    with ENOTCAPABLE, and dup/dup2/dup3/F_DUPFD*/pidfd_getfd of `fd` are
 //    refused (a new number would escape the filter). Sets no_new_privs.
-// The number keeps its restriction after close(fd): a descriptor later
-// opened under the same number inherits it (never wider, possibly narrower).
+// The number keeps its restriction after a raw close(fd): a descriptor later
+// opened under the same number inherits it (never wider, possibly narrower);
+// capsa_rights_close() parks the number instead (below). -ENOMEM also when
+// the kernel refuses the filter: the process's stacked filters would exceed
+// its 32768-instruction cap (about 94 limits; docs/rights.md).
 int capsa_rights_limit(int fd, const capsa_rights_t *rights);
 // For receivers of many short-lived descriptors (IPC handles): moves `fd`
 // (consumed: closed on success, still the caller's on failure) to a number
@@ -240,6 +243,25 @@ long capsa_ioctls_get(int fd, unsigned long *cmds, size_t maxcmds);
 int capsa_fcntls_limit(int fd, uint32_t fcntlrights);
 // *fcntlrights (owned by the caller) = the current mask. 0 or -EBADF.
 int capsa_fcntls_get(int fd, uint32_t *fcntlrights);
+
+// dup(2), dup2(2)/dup3(2), fcntl(F_DUPFD[_CLOEXEC]) and close(2) with
+// FreeBSD's semantics for limited numbers (the raw calls stay refused on
+// them). A duplicate refers to the same open file description and has
+// exactly the original's rights, fcntl mask and ioctl list (it can only be
+// narrowed further); it is made by sending the descriptor to ourselves over
+// a socketpair and limiting the new number (a filter of its own). When the
+// target number of dup3 is (or was) limited, its filter stays: the copy is
+// the intersection. capsa_rights_close() of a limited number puts an inert
+// placeholder under it instead of freeing it, so the next open() gets
+// another number with all rights; every API call on it then answers
+// -EBADF. Return the new number (capsa_rights_close: 0) or -EBADF, -EINVAL
+// (unknown flags, dup3 onto itself), -EMFILE, and for a limited original
+// capsa_rights_limit's errors: -ENOMEM once the process's filters reach the
+// kernel's 32768-instruction cap (docs/rights.md, "dup and close").
+int capsa_rights_dup(int fd);
+int capsa_rights_dup3(int oldfd, int newfd, int flags);
+int capsa_rights_dupfd(int fd, int minfd, int flags);
+int capsa_rights_close(int fd);
 
 // Which mechanisms hold fd's limits (bit flags), so callers can report
 // precisely what is enforced; 0 for a number never limited; -EBADF.

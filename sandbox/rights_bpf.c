@@ -140,16 +140,50 @@ static void end_block(struct prog *p, size_t skip) {
   if (!p->overflow) p->insns[skip].k = (uint32_t)(p->len - skip - 1);
 }
 
-static bool row_refuses(const struct capsa__rights_entry *e,
-                        const struct capsa__rights_row *r) {
+static bool row_refuses_one(const struct capsa__rights_entry *e,
+                            const struct capsa__rights_row *r) {
   if (r->need == CAPSA__NEED_NEVER) return true;
   return !capsa__rights_has(&e->rights, r->need);
 }
 
+// The new filter refuses only what the filters already on the number (for
+// `prev`, NULL when none) do not: stacked filters refuse the union.
+static bool row_refuses(const struct capsa__rights_entry *e,
+                        const struct capsa__rights_entry *prev,
+                        const struct capsa__rights_row *r) {
+  return row_refuses_one(e, r) && !(prev && row_refuses_one(prev, r));
+}
+
+// What the ioctl part of an entry's filter does: 0 nothing, 1 allowlist
+// `vals` (*n of them, caller frees), 2 refuse PIDFD_GET_INFO only.
+static int ioctl_plan(const struct capsa__rights_entry *e, uint32_t **vals,
+                      size_t *nvals) {
+  bool ioctl_right = capsa__rights_has(&e->rights, CAPSA_CAP_IOCTL);
+  bool getpid_right = capsa__rights_has(&e->rights, CAPSA_CAP_PDGETPID);
+  *vals = NULL;
+  *nvals = 0;
+  if (ioctl_right && !e->ioctls_limited) return getpid_right ? 0 : 2;
+  size_t n = ioctl_right ? e->nioctls : 0;
+  uint32_t *v = calloc(n + 1, sizeof(*v));
+  if (!v) return -ENOMEM;
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t c = (uint32_t)e->ioctls[i];
+    if (!getpid_right && capsa__rights_is_pidfd_info(c)) continue;
+    v[m++] = c;
+  }
+  if (getpid_right) v[m++] = CAPSA__PIDFD_GET_INFO;
+  *vals = v;
+  *nvals = m;
+  return 1;
+}
+
 int capsa__rights_bpf_build(int fd, const struct capsa__rights_entry *e,
+                            const struct capsa__rights_entry *prev,
                             struct capsa_bpf *out) {
   struct prog p = {0};
   size_t skip;
+  size_t blocks = 0;  // parts that refuse something the number may still do
   emit(&p, BPF_LD | BPF_W | BPF_ABS, 0, 0,
        (uint32_t)offsetof(struct seccomp_data, arch));
   emit(&p, BPF_JMP | BPF_JEQ | BPF_K, 1, 0, AUDIT_ARCH_X86_64);
@@ -172,7 +206,7 @@ int capsa__rights_bpf_build(int fd, const struct capsa__rights_entry *e,
            capsa__rights_rows[end].nr == capsa__rights_rows[i].nr;
          end++) {
       const struct capsa__rights_row *r = &capsa__rights_rows[end];
-      if (!row_refuses(e, r)) continue;
+      if (!row_refuses(e, prev, r)) continue;
       if (r->fd_arg == 0 && r->ncond == 0) {
         uncond0 = true;
       } else if (r->fd_arg != 0) {
@@ -184,6 +218,7 @@ int capsa__rights_bpf_build(int fd, const struct capsa__rights_entry *e,
     i = end;
   }
   if (nsimple > 0) {
+    blocks++;
     size_t first = p.len;
     for (size_t j = 0; j < nsimple; j++)
       emit(&p, BPF_JMP | BPF_JEQ | BPF_K, 0, 0, (uint32_t)simple[j]);
@@ -201,52 +236,57 @@ int capsa__rights_bpf_build(int fd, const struct capsa__rights_entry *e,
     size_t end = i;
     bool any = false;
     while (end < capsa__rights_nrows && capsa__rights_rows[end].nr == nr) {
-      any = any || row_refuses(e, &capsa__rights_rows[end]);
+      any = any || row_refuses(e, prev, &capsa__rights_rows[end]);
       end++;
     }
     bool done = false;
     for (size_t j = 0; j < nsimple; j++) done = done || simple[j] == nr;
     if (any && !done) {
+      blocks++;
       size_t block = begin_block(&p, nr);
       for (size_t j = i; j < end; j++)
-        if (row_refuses(e, &capsa__rights_rows[j]))
+        if (row_refuses(e, prev, &capsa__rights_rows[j]))
           emit_rule(&p, fd, &capsa__rights_rows[j]);
       end_block(&p, block);
     }
     i = end;
   }
 
-  // fcntl: an allowlist of commands (always: F_DUPFD* must be refused).
-  uint32_t fcmds[64];
+  // fcntl: an allowlist of commands (always on a first filter: F_DUPFD*
+  // must be refused); again only when the allowed set shrank.
+  uint32_t fcmds[64], pcmds[64];
   size_t nf = capsa__rights_fcntl_allowed(e, fcmds, 64);
-  skip = begin_block(&p, SYS_fcntl);
-  emit_allowlist(&p, fd, 1, fcmds, nf < 64 ? nf : 64);
-  if (!p.overflow) p.insns[skip].k = (uint32_t)(p.len - skip - 1);
+  if (nf > 64) nf = 64;
+  size_t np = prev ? capsa__rights_fcntl_allowed(prev, pcmds, 64) : 0;
+  if (!prev || np != nf || memcmp(fcmds, pcmds, nf * sizeof(*fcmds)) != 0) {
+    blocks++;
+    skip = begin_block(&p, SYS_fcntl);
+    emit_allowlist(&p, fd, 1, fcmds, nf);
+    if (!p.overflow) p.insns[skip].k = (uint32_t)(p.len - skip - 1);
+  }
 
   // ioctl: refused without CAP_IOCTL, else limited to the list if any.
   // PIDFD_GET_INFO is pdgetpid's way to read the pid: it follows
   // CAP_PDGETPID, not CAP_IOCTL, in both directions.
-  bool ioctl_right = capsa__rights_has(&e->rights, CAPSA_CAP_IOCTL);
-  bool getpid_right = capsa__rights_has(&e->rights, CAPSA_CAP_PDGETPID);
-  if (!ioctl_right || e->ioctls_limited) {
-    size_t n = ioctl_right ? e->nioctls : 0;
-    uint32_t *vals = calloc(n + 1, sizeof(*vals));
-    if (!vals) {
-      free(p.insns);
-      return -ENOMEM;
-    }
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-      uint32_t v = (uint32_t)e->ioctls[i];
-      if (!getpid_right && capsa__rights_is_pidfd_info(v)) continue;
-      vals[m++] = v;
-    }
-    if (getpid_right) vals[m++] = CAPSA__PIDFD_GET_INFO;
+  uint32_t *vals = NULL, *pvals = NULL;
+  size_t m = 0, pm = 0;
+  int plan = ioctl_plan(e, &vals, &m);
+  int pplan = prev ? ioctl_plan(prev, &pvals, &pm) : 0;
+  if (plan < 0 || pplan < 0) {
+    free(vals);
+    free(pvals);
+    free(p.insns);
+    return -ENOMEM;
+  }
+  bool same = prev && plan == pplan && m == pm &&
+              (m == 0 || memcmp(vals, pvals, m * sizeof(*vals)) == 0);
+  free(pvals);
+  if (plan == 1 && !same) {
+    blocks++;
     skip = begin_block(&p, SYS_ioctl);
     emit_allowlist(&p, fd, 1, vals, m);
-    free(vals);
     if (!p.overflow) p.insns[skip].k = (uint32_t)(p.len - skip - 1);
-  } else if (!getpid_right) {
+  } else if (plan == 2 && !same) {
     // Every ioctl allowed but PIDFD_GET_INFO, whatever its size field.
     static const struct capsa__rights_row kGetInfo = {
         .nr = SYS_ioctl,
@@ -256,15 +296,23 @@ int capsa__rights_bpf_build(int fd, const struct capsa__rights_entry *e,
                   .op = CAPSA__COND_EQ,
                   .mask = ~CAPSA__IOC_SIZE_MASK,
                   .value = CAPSA__PIDFD_GET_INFO & ~CAPSA__IOC_SIZE_MASK}}};
+    blocks++;
     skip = begin_block(&p, SYS_ioctl);
     emit_rule(&p, fd, &kGetInfo);
     end_block(&p, skip);
   }
+  free(vals);
   emit(&p, BPF_RET | BPF_K, 0, 0, RET_ALLOW);
 
   if (p.overflow) {
     free(p.insns);
     return p.len >= MAX_INSNS ? -E2BIG : -ENOMEM;
+  }
+  if (blocks == 0) {  // the filters already there refuse all of it
+    free(p.insns);
+    out->insns = NULL;
+    out->len = 0;
+    return 0;
   }
   out->insns = p.insns;
   out->len = (unsigned short)p.len;

@@ -17,6 +17,9 @@ struct capsa__rights_entry {
   size_t nioctls;
   uint32_t fcntls;      // CAPSA_CAP_FCNTL_* mask
   unsigned mechanisms;  // CAPSA_RIGHTS_BY_* bits
+  // Closed by capsa_rights_close(): the number holds the inert placeholder
+  // so that nothing else is opened under its filter; EBADF to the API.
+  bool parked;
 };
 
 // One comparison on a syscall argument: (word & mask) == value (or !=), where
@@ -68,9 +71,12 @@ static inline bool capsa__rights_is_pidfd_info(uint32_t cmd) {
 bool capsa__rights_has(const capsa_rights_t *rights, uint64_t need);
 
 // Builds the seccomp filter that refuses, on number `fd`, every syscall the
-// entry does not allow. *out is owned by the caller (capsa_bpf_free). 0 or
-// -ENOMEM / -E2BIG.
+// entry does not allow and `prev` (the entry whose filters are already on
+// the number, NULL for none; `e` is never wider) does not refuse already.
+// out->len is 0 when there is nothing left to refuse. *out is owned by the
+// caller (capsa_bpf_free). 0 or -ENOMEM / -E2BIG.
 int capsa__rights_bpf_build(int fd, const struct capsa__rights_entry *e,
+                            const struct capsa__rights_entry *prev,
                             struct capsa_bpf *out);
 
 // Narrows the open file description itself where Linux can (see rights.h).

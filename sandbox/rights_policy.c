@@ -68,12 +68,37 @@ const struct capsa__rights_row capsa__rights_rows[] = {
   ROW(SYS_fallocate, 0, CAPSA_CAP_PWRITE, "FreeBSD posix_fallocate: CAP_PWRITE"),
   ROW(SYS_sendfile, 0, CAPSA_CAP_WRITE, "sendfile(2) output descriptor"),
   ROW(SYS_sendfile, 1, CAPSA_CAP_READ, "sendfile(2) input descriptor"),
+  // An offset pointer reads at an offset, as pread (FreeBSD's sendfile
+  // always takes one and asks for CAP_PREAD).
+  ROW1(SYS_sendfile, 1, CAPSA_CAP_PREAD, C_NE(2, ~0u, 0),
+       "sendfile(2) input at an explicit offset (low half of the pointer)"),
+  ROW1(SYS_sendfile, 1, CAPSA_CAP_PREAD, C_HI_NE(2, 0),
+       "sendfile(2) input at an explicit offset (high half of the pointer)"),
   ROW(SYS_splice, 0, CAPSA_CAP_READ, "splice(2) input descriptor"),
   ROW(SYS_splice, 2, CAPSA_CAP_WRITE, "splice(2) output descriptor"),
+  ROW1(SYS_splice, 0, CAPSA_CAP_PREAD, C_NE(1, ~0u, 0),
+       "splice(2) input at an explicit offset (off_in, low half)"),
+  ROW1(SYS_splice, 0, CAPSA_CAP_PREAD, C_HI_NE(1, 0),
+       "splice(2) input at an explicit offset (off_in, high half)"),
+  ROW1(SYS_splice, 2, CAPSA_CAP_PWRITE, C_NE(3, ~0u, 0),
+       "splice(2) output at an explicit offset (off_out, low half)"),
+  ROW1(SYS_splice, 2, CAPSA_CAP_PWRITE, C_HI_NE(3, 0),
+       "splice(2) output at an explicit offset (off_out, high half)"),
   ROW(SYS_tee, 0, CAPSA_CAP_READ, "tee(2) input pipe"),
   ROW(SYS_tee, 1, CAPSA_CAP_WRITE, "tee(2) output pipe"),
   ROW(SYS_copy_file_range, 0, CAPSA_CAP_READ, "copy_file_range(2) input"),
   ROW(SYS_copy_file_range, 2, CAPSA_CAP_WRITE, "copy_file_range(2) output"),
+  // FreeBSD's kern_copy_file_range asks for cap_pread_rights /
+  // cap_pwrite_rights when the offset pointer is non-NULL. The pointer is a
+  // 64-bit value: either half non-zero means "an offset is given".
+  ROW1(SYS_copy_file_range, 0, CAPSA_CAP_PREAD, C_NE(1, ~0u, 0),
+       "copy_file_range(2) input at an explicit offset (off_in, low half)"),
+  ROW1(SYS_copy_file_range, 0, CAPSA_CAP_PREAD, C_HI_NE(1, 0),
+       "copy_file_range(2) input at an explicit offset (off_in, high half)"),
+  ROW1(SYS_copy_file_range, 2, CAPSA_CAP_PWRITE, C_NE(3, ~0u, 0),
+       "copy_file_range(2) output at an explicit offset (off_out, low half)"),
+  ROW1(SYS_copy_file_range, 2, CAPSA_CAP_PWRITE, C_HI_NE(3, 0),
+       "copy_file_range(2) output at an explicit offset (off_out, high half)"),
   ROW(SYS_vmsplice, 0, CAPSA_CAP_READ, "vmsplice(2): direction unknown to "
       "the filter, needs both rights"),
   ROW(SYS_vmsplice, 0, CAPSA_CAP_WRITE, "vmsplice(2), see above"),
@@ -182,6 +207,11 @@ const struct capsa__rights_row capsa__rights_rows[] = {
   ROW(SYS_recvmsg, 0, CAPSA_CAP_RECV, "recvmsg(2)"),
   ROW(SYS_recvmmsg, 0, CAPSA_CAP_RECV, "recvmmsg(2)"),
   ROW(SYS_sendto, 0, CAPSA_CAP_SEND, "send(2)/sendto(2)"),
+  // FreeBSD's sendit: a destination address needs CAP_CONNECT as well.
+  ROW1(SYS_sendto, 0, CAPSA_CAP_CONNECT, C_NE(4, ~0u, 0),
+       "sendto(2) with an address (low half of the pointer)"),
+  ROW1(SYS_sendto, 0, CAPSA_CAP_CONNECT, C_HI_NE(4, 0),
+       "sendto(2) with an address (high half of the pointer)"),
   ROW(SYS_sendmsg, 0, CAPSA_CAP_SEND, "sendmsg(2)"),
   ROW(SYS_sendmmsg, 0, CAPSA_CAP_SEND, "sendmmsg(2)"),
   ROW(SYS_accept, 0, CAPSA_CAP_ACCEPT, "accept(2)"),
@@ -194,6 +224,11 @@ const struct capsa__rights_row capsa__rights_rows[] = {
   ROW(SYS_getsockopt, 0, CAPSA_CAP_GETSOCKOPT, "getsockopt(2)"),
   ROW(SYS_setsockopt, 0, CAPSA_CAP_SETSOCKOPT, "setsockopt(2)"),
   ROW(SYS_shutdown, 0, CAPSA_CAP_SHUTDOWN, "shutdown(2)"),
+
+  // timerfds: arming writes the timer, querying reads it (Capsicum for
+  // Linux's convention; FreeBSD's timerfd checks the descriptor's rights).
+  ROW(SYS_timerfd_settime, 0, CAPSA_CAP_WRITE, "timerfd_settime(2) arms it"),
+  ROW(SYS_timerfd_gettime, 0, CAPSA_CAP_READ, "timerfd_gettime(2) reads it"),
 
   // Events: epoll registers the descriptor; poll/select take arrays the
   // filter cannot read (a documented gap).

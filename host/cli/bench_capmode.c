@@ -3,7 +3,12 @@
 //    and after it enters capability mode (ratio after/before);
 //  - entering: compiling the policy (libseccomp -> BPF, Landlock ruleset) in
 //    the parent against loading the precompiled policy in a fresh child, and
-//    capsa_cap_enter() (both in the child).
+//    capsa_cap_enter() (both in the child);
+//  - rights: the same calls with 0, 1, 10, 50 and the most number-keyed
+//    rights filters the kernel accepts (its 32768-instruction cap on the
+//    stacked filters of a process), and FreeBSD-style dup/close of a
+//    limited descriptor (capsa_rights_dup / capsa_rights_close) against
+//    dup/close of an unlimited one.
 // Figures are medians of several rounds; only ratios from this run mean
 // anything (2 shared vCPUs under KVM).
 #include <errno.h>
@@ -22,6 +27,7 @@
 #include "host/cli/commands.h"
 #include "sandbox/capmode.h"
 #include "sandbox/errors.h"
+#include "sandbox/rights.h"
 
 static const char kUsage[] = "[--json] [--iterations N]";
 
@@ -139,6 +145,89 @@ static int in_child(void (*fn)(int, long), long arg, void *out, size_t size) {
   return got == size ? 0 : -ECHILD;
 }
 
+// --- rights filters ---
+
+#define RIGHTS_STEPS 5
+#define DUP_ROUNDS 20
+static const int kFilterSteps[RIGHTS_STEPS - 1] = {0, 1, 10, 50};
+
+struct rights_result {
+  int err;
+  int filters[RIGHTS_STEPS];  // limited descriptors at each step
+  double ns[RIGHTS_STEPS][NOPS];
+  double dup_close_limited_us, dup_close_plain_us;
+};
+
+// Limits fresh pipe read ends (kept open) until `want` are limited or the
+// kernel refuses (-ENOMEM at its cap); returns how many are limited.
+static int add_filters(int have, int want, int *err) {
+  capsa_rights_t r;
+  capsa_rights_init(&r, CAPSA_CAP_READ, CAPSA_CAP_FSTAT);
+  while (want < 0 || have < want) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0) {
+      *err = -errno;
+      break;
+    }
+    close(p[1]);
+    int rc = capsa_rights_limit(p[0], &r);
+    if (rc < 0) {
+      close(p[0]);
+      *err = rc;
+      break;
+    }
+    have++;
+  }
+  return have;
+}
+
+static void rights_child(int wfd, long iters) {
+  struct rights_result res;
+  memset(&res, 0, sizeof(res));
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0) _exit(2);
+  struct ctx c = {p[0], p[1]};
+  int have = 0;
+  for (int s = 0; s < RIGHTS_STEPS && res.err == 0; s++) {
+    int err = 0;
+    if (s == RIGHTS_STEPS - 1) {
+      // dup+close of a limited descriptor (each dup is a filter of its
+      // own), then filters up to the kernel's cap.
+      int lim[2];
+      if (pipe2(lim, O_CLOEXEC) < 0) _exit(2);
+      capsa_rights_t r;
+      capsa_rights_init(&r, CAPSA_CAP_READ, CAPSA_CAP_FSTAT);
+      res.err = capsa_rights_limit(lim[0], &r);
+      double v[DUP_ROUNDS];
+      for (int i = 0; i < DUP_ROUNDS && res.err == 0; i++) {
+        uint64_t t0 = now_ns();
+        int d = capsa_rights_dup(lim[0]);
+        if (d < 0) res.err = d;
+        if (d >= 0) capsa_rights_close(d);
+        v[i] = (double)(now_ns() - t0) / 1000.0;
+      }
+      if (res.err == 0) res.dup_close_limited_us = median(v, DUP_ROUNDS);
+      for (int i = 0; i < DUP_ROUNDS && res.err == 0; i++) {
+        uint64_t t0 = now_ns();
+        for (int j = 0; j < 100; j++) close(dup(p[0]));
+        v[i] = (double)(now_ns() - t0) / 100000.0;
+      }
+      if (res.err == 0) res.dup_close_plain_us = median(v, DUP_ROUNDS);
+      have += 1 + DUP_ROUNDS;
+      if (res.err == 0) have = add_filters(have, -1, &err);
+      if (res.err == 0 && err != -ENOMEM) res.err = err;
+    } else {
+      have = add_filters(have, kFilterSteps[s], &err);
+      if (err < 0) res.err = err;
+    }
+    res.filters[s] = have;
+    for (size_t i = 0; i < NOPS && res.err == 0; i++)
+      res.ns[s][i] = time_op(i, &c, iters / 10);
+  }
+  ssize_t w = write(wfd, &res, sizeof(res));
+  _exit(w == (ssize_t)sizeof(res) ? 0 : 1);
+}
+
 // --- entering ---
 
 static capsa_capmode_policy *g_policy;  // precompiled, shared with children
@@ -226,6 +315,13 @@ int capsa_bench_capmode(int argc, char **argv) {
     fprintf(stderr, "capsa bench capmode: enter: %s\n", capsa_strerror(rc));
     return 1;
   }
+  struct rights_result rr;
+  rc = in_child(rights_child, iters, &rr, sizeof(rr));
+  if (rc == 0 && rr.err < 0) rc = rr.err;
+  if (rc < 0) {
+    fprintf(stderr, "capsa bench capmode: rights: %s\n", capsa_strerror(rc));
+    return 1;
+  }
   if (json) {
     printf("{\"iterations\":%ld,\"syscalls\":[", iters);
     for (size_t i = 0; i < NOPS; i++)
@@ -238,9 +334,21 @@ int capsa_bench_capmode(int argc, char **argv) {
         "],\"enter\":{\"compile_in_parent_us\":%.1f,"
         "\"load_precompiled_us\":%.1f,\"cap_enter_us\":%.1f,"
         "\"compile_over_load\":%.2f,\"cap_enter_over_load\":%.2f,"
-        "\"bpf_insns\":%u,\"landlock_abi\":%d}}\n",
+        "\"bpf_insns\":%u,\"landlock_abi\":%d},",
         compile_us, load_us, cap_enter_us, compile_us / load_us,
         cap_enter_us / load_us, rep.seccomp_bpf_len, rep.landlock_abi);
+    printf(
+        "\"rights\":{\"max_filters\":%d,\"dup_close_limited_us\":%.1f,"
+        "\"dup_close_plain_us\":%.2f,\"steps\":[",
+        rr.filters[RIGHTS_STEPS - 1], rr.dup_close_limited_us,
+        rr.dup_close_plain_us);
+    for (int s = 0; s < RIGHTS_STEPS; s++) {
+      printf("%s{\"filters\":%d", s ? "," : "", rr.filters[s]);
+      for (size_t i = 0; i < NOPS; i++)
+        printf(",\"%s\":%.1f", kOps[i].name, rr.ns[s][i]);
+      printf("}");
+    }
+    printf("]}}\n");
     return 0;
   }
   printf(
@@ -261,5 +369,23 @@ int capsa_bench_capmode(int argc, char **argv) {
          "capsa_cap_enter() (compile + load)", cap_enter_us,
          cap_enter_us / load_us);
   printf("  compile / load = %.2f\n", compile_us / load_us);
+  printf(
+      "\nrights filters (one per limited number, CAP_READ|CAP_FSTAT; the "
+      "kernel accepted %d in this process)\n",
+      rr.filters[RIGHTS_STEPS - 1]);
+  printf("  %-26s", "call (ns, ratio to 0)");
+  for (int s = 0; s < RIGHTS_STEPS; s++) printf(" %10d", rr.filters[s]);
+  printf("\n");
+  for (size_t i = 0; i < NOPS; i++) {
+    printf("  %-26s", kOps[i].name);
+    for (int s = 0; s < RIGHTS_STEPS; s++)
+      printf(" %5.0f %4.1fx", rr.ns[s][i], rr.ns[s][i] / rr.ns[0][i]);
+    printf("\n");
+  }
+  printf(
+      "  dup+close: limited (capsa_rights_dup/close) %.1f us, unlimited "
+      "%.2f us (%.0fx)\n",
+      rr.dup_close_limited_us, rr.dup_close_plain_us,
+      rr.dup_close_limited_us / rr.dup_close_plain_us);
   return 0;
 }

@@ -1,10 +1,14 @@
 // FreeBSD's Capsicum API (<sys/capsicum.h>, <sys/procdesc.h>) over capsa's
 // own: FreeBSD returns -1 and sets errno where capsa returns -errno.
+// This file defines the wrappers: it calls libc's own close/dup/fcntl.
+#define CAPSA_NO_FD_WRAPPERS
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/capsicum.h>
 #include <sys/procdesc.h>
+#include <unistd.h>
 
 #include "sandbox/capmode.h"
 #include "sandbox/procdesc.h"
@@ -141,4 +145,32 @@ int pdkill(int fd, int signum) {
 
 pid_t pdwait4(int fd, int *status, int options, struct rusage *rusage) {
   return ret(capsa_pdwait(fd, status, options, rusage));
+}
+
+int capsa_fbsd_close(int fd) {
+  return ret(capsa_rights_close(fd));
+}
+int capsa_fbsd_dup(int fd) {
+  return ret(capsa_rights_dup(fd));
+}
+int capsa_fbsd_dup2(int oldfd, int newfd) {
+  if (oldfd == newfd) {  // dup2's own case: the descriptor, if valid
+    capsa_rights_t r;
+    return ret(capsa_rights_get(oldfd, &r) < 0 ? -EBADF : oldfd);
+  }
+  return ret(capsa_rights_dup3(oldfd, newfd, 0));
+}
+int capsa_fbsd_dup3(int oldfd, int newfd, int flags) {
+  return ret(capsa_rights_dup3(oldfd, newfd, flags));
+}
+int capsa_fbsd_fcntl(int fd, int cmd, ...) {
+  // As glibc: the optional argument is read as a pointer-sized word.
+  va_list ap;
+  va_start(ap, cmd);
+  void *arg = va_arg(ap, void *);
+  va_end(ap);
+  if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+    return ret(capsa_rights_dupfd(fd, (int)(intptr_t)arg,
+                                  cmd == F_DUPFD_CLOEXEC ? O_CLOEXEC : 0));
+  return fcntl(fd, cmd, arg);
 }

@@ -413,9 +413,16 @@ void RunCase(const Case &c, bool missing, bool capmode, int capmode_errno = 0) {
 // capability mode itself: ECAPMODE, held right or not (equal seccomp actions:
 // the most recently installed filter's errno wins, and capability mode's
 // filter comes after the limit).
+// Metadata writes through a descriptor (fchmod, fchown, futimens, flock,
+// lock-setting fcntl, and fchmodat & co. beneath a directory) are refused by
+// capability mode itself with ENOTCAPABLE unless the process type grants them
+// (no lent identity; freebsd_conformance_test.cc checks the granted case).
 int CapModeErrno(const Case &c) {
   std::string n = c.name;
   if (c.kind == kFreshSock && n != "ACCEPT") return ECAPMODE;
+  if (n == "FCHMOD" || n == "FCHOWN" || n == "FLOCK" ||
+      n == "FLOCK(fcntl F_SETLK)" || n == "FUTIMES" || n == "FCHMODAT")
+    return ENOTCAPABLE;
   return n == "FCHDIR" ? ECAPMODE : 0;
 }
 

@@ -186,6 +186,32 @@ ssize_t cap_ioctls_get(int fd, cap_ioctl_t *cmds, size_t maxcmds);
 int cap_fcntls_limit(int fd, uint32_t fcntlrights);
 int cap_fcntls_get(int fd, uint32_t *fcntlrightsp);
 
+// FreeBSD's dup(2), dup2(2), dup3(2), fcntl(F_DUPFD[_CLOEXEC]) and close(2)
+// for limited descriptors: a duplicate carries the same rights, a closed
+// limited number is not inherited by the next open (capsa_rights_dup and
+// friends in sandbox/rights.h). Every other fcntl command goes straight to
+// the kernel. -1 with errno, as libc's.
+int capsa_fbsd_close(int fd);
+int capsa_fbsd_dup(int fd);
+int capsa_fbsd_dup2(int oldfd, int newfd);
+int capsa_fbsd_dup3(int oldfd, int newfd, int flags);
+int capsa_fbsd_fcntl(int fd, int cmd, ...);
+
+// C code that includes this header calls them under libc's names (define
+// CAPSA_NO_FD_WRAPPERS first to keep libc's); C++ opts in with
+// CAPSA_FD_WRAPPERS, since function-like macros named close/dup would also
+// rewrite member functions such as std::fstream::close. Calls libc makes
+// itself (fclose, closedir) and raw syscall(2) are not wrapped: a number
+// closed that way keeps its filter (docs/freebsd-differences.md).
+#if (!defined(__cplusplus) && !defined(CAPSA_NO_FD_WRAPPERS)) || \
+    defined(CAPSA_FD_WRAPPERS)
+#define close(fd) capsa_fbsd_close(fd)
+#define dup(fd) capsa_fbsd_dup(fd)
+#define dup2(oldfd, newfd) capsa_fbsd_dup2(oldfd, newfd)
+#define dup3(oldfd, newfd, flags) capsa_fbsd_dup3(oldfd, newfd, flags)
+#define fcntl(...) capsa_fbsd_fcntl(__VA_ARGS__)
+#endif
+
 #ifdef __cplusplus
 }
 #endif
