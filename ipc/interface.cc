@@ -102,8 +102,8 @@ Int LoadInt(const capsa_ifield_t *f, const void *msg) {
   return v;
 }
 
-int CheckInt(const capsa_imessage_t *m, const capsa_ifield_t *f, Int v,
-             char *r, size_t n) {
+int CheckInt(const capsa_imessage_t *m, const capsa_ifield_t *f, Int v, char *r,
+             size_t n) {
   if (v.is_unsigned) {
     uint64_t lo = f->min > 0 ? static_cast<uint64_t>(f->min) : 0;
     if (v.u < lo || v.u > f->umax)
@@ -111,9 +111,8 @@ int CheckInt(const capsa_imessage_t *m, const capsa_ifield_t *f, Int v,
                         f->name, (unsigned long long)v.u,
                         (unsigned long long)lo, (unsigned long long)f->umax);
   } else if (v.s < f->min || v.s > f->max) {
-    return capsa__bad(r, n, "%s.%s: %lld outside %lld..%lld", m->name,
-                      f->name, (long long)v.s, (long long)f->min,
-                      (long long)f->max);
+    return capsa__bad(r, n, "%s.%s: %lld outside %lld..%lld", m->name, f->name,
+                      (long long)v.s, (long long)f->min, (long long)f->max);
   }
   return 0;
 }
@@ -141,8 +140,8 @@ int CheckHandles(const capsa_imessage_t *m, const void *msg,
       return capsa__bad(r, n, "%s.%s: handle %d of %u", m->name, f->name, idx,
                         nhandles);
     if (used[idx])
-      return capsa__bad(r, n, "%s.%s: handle %d named twice", m->name,
-                        f->name, idx);
+      return capsa__bad(r, n, "%s.%s: handle %d named twice", m->name, f->name,
+                        idx);
     used[idx] = true;
     const capsa_handle_t *h = &handles[idx];
     if (h->kind != f->handle_kind)
@@ -150,11 +149,15 @@ int CheckHandles(const capsa_imessage_t *m, const void *msg,
                         m->name, f->name, KindName(h->kind),
                         KindName(f->handle_kind));
     if (h->writable && !f->handle_writable)
-      return capsa__bad(r, n, "%s.%s: writable handle, the schema says "
-                        "read-only", m->name, f->name);
+      return capsa__bad(r, n,
+                        "%s.%s: writable handle, the schema says "
+                        "read-only",
+                        m->name, f->name);
     if (!capsa_rights_contains(&f->handle_rights, &h->rights))
-      return capsa__bad(r, n, "%s.%s: rights %#llx %#llx wider than the "
-                        "schema's %#llx %#llx", m->name, f->name,
+      return capsa__bad(r, n,
+                        "%s.%s: rights %#llx %#llx wider than the "
+                        "schema's %#llx %#llx",
+                        m->name, f->name,
                         (unsigned long long)h->rights.cr_rights[0],
                         (unsigned long long)h->rights.cr_rights[1],
                         (unsigned long long)f->handle_rights.cr_rights[0],
@@ -166,19 +169,17 @@ int CheckHandles(const capsa_imessage_t *m, const void *msg,
   }
   for (uint32_t i = 0; i < nhandles; i++)
     if (!used[i])
-      return capsa__bad(r, n, "%s: handle %u is named by no field", m->name,
-                        i);
+      return capsa__bad(r, n, "%s: handle %u is named by no field", m->name, i);
   return 0;
 }
 
 int CheckString(const capsa_imessage_t *m, const capsa_ifield_t *f,
                 const char *s, size_t len, char *r, size_t n) {
   if (len > f->max_len)
-    return capsa__bad(r, n, "%s.%s: string of %zu bytes, at most %u",
-                      m->name, f->name, len, f->max_len);
+    return capsa__bad(r, n, "%s.%s: string of %zu bytes, at most %u", m->name,
+                      f->name, len, f->max_len);
   if (memchr(s, 0, len))
-    return capsa__bad(r, n, "%s.%s: string holds a NUL byte", m->name,
-                      f->name);
+    return capsa__bad(r, n, "%s.%s: string holds a NUL byte", m->name, f->name);
   return 0;
 }
 
@@ -206,11 +207,11 @@ int CheckStruct(const capsa_imessage_t *m, const void *msg,
     } else if (f->type == CAPSA_IFIELD_BYTES) {
       capsa_bytes_t b = Load<capsa_bytes_t>(msg, f->offset);
       if (b.len == 0 && f->required)
-        err = capsa__bad(r, n, "%s.%s: required bytes missing", m->name,
-                         f->name);
+        err =
+            capsa__bad(r, n, "%s.%s: required bytes missing", m->name, f->name);
       else if (b.len > f->max_len)
-        err = capsa__bad(r, n, "%s.%s: %zu bytes, at most %u", m->name,
-                         f->name, b.len, f->max_len);
+        err = capsa__bad(r, n, "%s.%s: %zu bytes, at most %u", m->name, f->name,
+                         b.len, f->max_len);
       else if (b.len && !b.data)
         err = capsa__bad(r, n, "%s.%s: %zu bytes at NULL", m->name, f->name,
                          b.len);
@@ -221,8 +222,8 @@ int CheckStruct(const capsa_imessage_t *m, const void *msg,
 }
 
 template <typename T>
-void AddScalar(flatbuffers::FlatBufferBuilder &b, const capsa_ifield_t *f,
-               T v, T def) {
+void AddScalar(flatbuffers::FlatBufferBuilder &b, const capsa_ifield_t *f, T v,
+               T def) {
   b.AddElement<T>(f->slot, v, def);
 }
 
@@ -372,7 +373,8 @@ bool VerifyField(const Table *t, Verifier &v, const capsa_ifield_t *f) {
       return t->VerifyField<uint64_t>(v, f->slot, 8);
     case CAPSA_IFIELD_STRING:
       return t->VerifyOffset(v, f->slot) &&
-             v.VerifyString(t->GetPointer<const flatbuffers::String *>(f->slot));
+             v.VerifyString(
+                 t->GetPointer<const flatbuffers::String *>(f->slot));
     case CAPSA_IFIELD_BYTES:
       return t->VerifyOffset(v, f->slot) &&
              v.VerifyVector(
@@ -480,7 +482,8 @@ int capsa_iface_decode(const capsa_interface_t *iface, uint32_t id,
     const capsa_ifield_t *f = &m->fields[i];
     if (f->type != CAPSA_IFIELD_STRING) continue;
     auto *s = t->GetPointer<const flatbuffers::String *>(f->slot);
-    if (s && CheckString(m, f, s->c_str(), s->size(), r, n) < 0) return -EBADMSG;
+    if (s && CheckString(m, f, s->c_str(), s->size(), r, n) < 0)
+      return -EBADMSG;
   }
   if (CheckStruct(m, out, handles, nhandles, r, n) < 0) return -EBADMSG;
   return 0;
@@ -504,8 +507,8 @@ int capsa_iface_check_envelope(const capsa_interface_t *iface, uint32_t id,
                   : m->kind == CAPSA_IMSG_RESPONSE ? CAPSA_MSG_F_RESPONSE
                                                    : 0;
   if (flags != want)
-    return capsa__bad(r, n, "%s.%s: flags %#x, its kind needs %#x",
-                      iface->name, m->name, flags, want);
+    return capsa__bad(r, n, "%s.%s: flags %#x, its kind needs %#x", iface->name,
+                      m->name, flags, want);
   if (m->kind == CAPSA_IMSG_RESPONSE) {
     const capsa_imessage_t *q = capsa_iface_message(iface, request_id_of);
     if (!q || q->kind != CAPSA_IMSG_REQUEST || q->reply != id)
@@ -525,7 +528,8 @@ int capsa_iface_check_descriptor(const capsa_interface_t *iface, char *r,
   }
   for (uint32_t i = 0; i < iface->nmessages; i++) {
     const capsa_imessage_t *m = &iface->messages[i];
-    bool ok = m->id == i + 1 && m->name && m->nfields <= CAPSA_IFACE_MAX_FIELDS &&
+    bool ok = m->id == i + 1 && m->name &&
+              m->nfields <= CAPSA_IFACE_MAX_FIELDS &&
               (m->nfields == 0 || m->fields) && m->from &&
               !(m->from & ~(CAPSA_IFROM_HOST | CAPSA_IFROM_RENDERER)) &&
               m->kind >= CAPSA_IMSG_EVENT && m->kind <= CAPSA_IMSG_RESPONSE;

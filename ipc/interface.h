@@ -112,11 +112,11 @@ typedef struct capsa_imessage {
   const char *name;  // the schema's table name
   uint32_t id;       // its value in the interface union (>= 1)
   capsa_imessage_kind_t kind;
-  unsigned from;       // CAPSA_IFROM_*
-  uint32_t reply;      // requests: id of the response message
-  uint32_t c_size;     // sizeof the C struct
-  uint32_t nfields;    // <= CAPSA_IFACE_MAX_FIELDS
-  uint32_t nhandles;   // handle fields among them
+  unsigned from;      // CAPSA_IFROM_*
+  uint32_t reply;     // requests: id of the response message
+  uint32_t c_size;    // sizeof the C struct
+  uint32_t nfields;   // <= CAPSA_IFACE_MAX_FIELDS
+  uint32_t nhandles;  // handle fields among them
   const capsa_ifield_t *fields;
 } capsa_imessage_t;
 
@@ -156,7 +156,8 @@ int capsa_iface_encode(const capsa_interface_t *iface, uint32_t id,
 // with it (kind, rights, size, writable as the sender declared them; their
 // descriptors are checked against the declarations by ipc/handle.h). Returns
 // 0, or -EBADMSG with a reason (the sender is to be treated as hostile),
-// -ENOENT for an unknown id, -EINVAL when `buf` is not 8-byte aligned. Never reads outside [buf, buf + len).
+// -ENOENT for an unknown id, -EINVAL when `buf` is not 8-byte aligned. Never
+// reads outside [buf, buf + len).
 int capsa_iface_decode(const capsa_interface_t *iface, uint32_t id,
                        const uint8_t *buf, size_t len,
                        const capsa_handle_t *handles, uint32_t nhandles,

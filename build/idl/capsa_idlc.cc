@@ -52,9 +52,9 @@ std::string Snake(const std::string &s) {
   for (size_t i = 0; i < s.size(); i++) {
     char c = s[i];
     if (isupper(static_cast<unsigned char>(c))) {
-      if (i && (islower(static_cast<unsigned char>(s[i - 1])) ||
-                (i + 1 < s.size() &&
-                 islower(static_cast<unsigned char>(s[i + 1])))))
+      if (i &&
+          (islower(static_cast<unsigned char>(s[i - 1])) ||
+           (i + 1 < s.size() && islower(static_cast<unsigned char>(s[i + 1])))))
         o += '_';
       o += static_cast<char>(tolower(c));
     } else if (c == '.') {
@@ -68,7 +68,8 @@ std::string Snake(const std::string &s) {
 
 std::string Upper(const std::string &s) {
   std::string o = s;
-  for (char &c : o) c = static_cast<char>(toupper(static_cast<unsigned char>(c)));
+  for (char &c : o)
+    c = static_cast<char>(toupper(static_cast<unsigned char>(c)));
   return o;
 }
 
@@ -97,25 +98,26 @@ TypeInfo ScalarInfo(BaseType t) {
     case BaseType::Byte:
       return {"CAPSA_IFIELD_I8", "int8_t", INT8_MIN, INT8_MAX, 0, true, false};
     case BaseType::UByte:
-      return {"CAPSA_IFIELD_U8", "uint8_t", 0, UINT8_MAX, UINT8_MAX, true, true};
+      return {"CAPSA_IFIELD_U8", "uint8_t", 0,   UINT8_MAX,
+              UINT8_MAX,         true,      true};
     case BaseType::Short:
-      return {"CAPSA_IFIELD_I16", "int16_t", INT16_MIN, INT16_MAX, 0, true,
-              false};
+      return {
+          "CAPSA_IFIELD_I16", "int16_t", INT16_MIN, INT16_MAX, 0, true, false};
     case BaseType::UShort:
-      return {"CAPSA_IFIELD_U16", "uint16_t", 0, UINT16_MAX, UINT16_MAX, true,
-              true};
+      return {"CAPSA_IFIELD_U16", "uint16_t", 0,   UINT16_MAX,
+              UINT16_MAX,         true,       true};
     case BaseType::Int:
-      return {"CAPSA_IFIELD_I32", "int32_t", INT32_MIN, INT32_MAX, 0, true,
-              false};
+      return {
+          "CAPSA_IFIELD_I32", "int32_t", INT32_MIN, INT32_MAX, 0, true, false};
     case BaseType::UInt:
-      return {"CAPSA_IFIELD_U32", "uint32_t", 0, UINT32_MAX, UINT32_MAX, true,
-              true};
+      return {"CAPSA_IFIELD_U32", "uint32_t", 0,   UINT32_MAX,
+              UINT32_MAX,         true,       true};
     case BaseType::Long:
-      return {"CAPSA_IFIELD_I64", "int64_t", INT64_MIN, INT64_MAX, 0, true,
-              false};
+      return {
+          "CAPSA_IFIELD_I64", "int64_t", INT64_MIN, INT64_MAX, 0, true, false};
     case BaseType::ULong:
-      return {"CAPSA_IFIELD_U64", "uint64_t", 0, INT64_MAX, UINT64_MAX, true,
-              true};
+      return {"CAPSA_IFIELD_U64", "uint64_t", 0,   INT64_MAX,
+              UINT64_MAX,         true,       true};
     case BaseType::Float:
       return {"CAPSA_IFIELD_F32", "float", 0, 0, 0, false, false};
     case BaseType::Double:
@@ -147,11 +149,11 @@ struct Message {
   std::vector<std::string> doc;
 };
 
-const char *kMessageAttrs[] = {"capsa_request", "capsa_response",
-                               "capsa_event", "capsa_from"};
-const char *kFieldAttrs[] = {"capsa_min",      "capsa_max",     "capsa_max_len",
-                             "capsa_handle",   "capsa_rights",  "capsa_writable",
-                             "capsa_max_size", "capsa_required"};
+const char *kMessageAttrs[] = {"capsa_request", "capsa_response", "capsa_event",
+                               "capsa_from"};
+const char *kFieldAttrs[] = {
+    "capsa_min",    "capsa_max",      "capsa_max_len",  "capsa_handle",
+    "capsa_rights", "capsa_writable", "capsa_max_size", "capsa_required"};
 
 template <size_t N>
 bool Known(const std::string &k, const char *(&list)[N]) {
@@ -212,8 +214,9 @@ Field MakeField(const Message &m, const reflection::Field *rf) {
       Fail(where + ": capsa_handle must be shm, file or channel, not '" + k +
            "'");
     if (!at.count("capsa_rights") || Split(at["capsa_rights"]).empty())
-      Fail(where + ": a handle needs capsa_rights (the widest a sender may "
-                   "declare)");
+      Fail(where +
+           ": a handle needs capsa_rights (the widest a sender may "
+           "declare)");
     for (const std::string &r : Split(at["capsa_rights"])) {
       for (char ch : r)
         if (!isalnum(static_cast<unsigned char>(ch)) && ch != '_')
@@ -236,13 +239,13 @@ Field MakeField(const Message &m, const reflection::Field *rf) {
       Fail(where + ": ranges and lengths do not apply to a handle");
     f.kind = "CAPSA_IFIELD_HANDLE";
     f.ctype = "int32_t";
-    c << "handle index, -1: none; " << k << (f.writable ? ", may be writable"
-                                                        : ", read-only");
+    c << "handle index, -1: none; " << k
+      << (f.writable ? ", may be writable" : ", read-only");
     if (f.max_size) c << ", at most " << f.max_size << " bytes";
     c << "; rights within " << at["capsa_rights"];
-  } else if (bt == BaseType::String || (bt == BaseType::Vector &&
-                                        rf->type()->element() ==
-                                            BaseType::UByte)) {
+  } else if (bt == BaseType::String ||
+             (bt == BaseType::Vector &&
+              rf->type()->element() == BaseType::UByte)) {
     bool str = bt == BaseType::String;
     f.kind = str ? "CAPSA_IFIELD_STRING" : "CAPSA_IFIELD_BYTES";
     f.ctype = str ? "const char *" : "capsa_bytes_t";
@@ -260,11 +263,13 @@ Field MakeField(const Message &m, const reflection::Field *rf) {
   } else {
     TypeInfo ti = ScalarInfo(bt);
     if (!ti.kind)
-      Fail(where + ": type not carried by capsa interfaces (scalars, string, "
-                   "[ubyte] and ubyte handles are)");
+      Fail(where +
+           ": type not carried by capsa interfaces (scalars, string, "
+           "[ubyte] and ubyte handles are)");
     if (at.count("capsa_required"))
-      Fail(where + ": capsa_required applies to strings, bytes and handles "
-                   "(a scalar equal to its default is not sent)");
+      Fail(where +
+           ": capsa_required applies to strings, bytes and handles "
+           "(a scalar equal to its default is not sent)");
     if (at.count("capsa_max_len"))
       Fail(where + ": capsa_max_len applies to strings and [ubyte]");
     f.kind = ti.kind;
@@ -301,8 +306,8 @@ Field MakeField(const Message &m, const reflection::Field *rf) {
       if (at.count("capsa_min") || at.count("capsa_max")) {
         c << (ti.is_unsigned ? std::to_string(f.min < 0 ? 0 : f.min)
                              : std::to_string(f.min))
-          << ".." << (ti.is_unsigned ? std::to_string(f.umax)
-                                     : std::to_string(f.max));
+          << ".."
+          << (ti.is_unsigned ? std::to_string(f.umax) : std::to_string(f.max));
       }
       if (f.def) c << (c.tellp() > 0 ? ", " : "") << "default " << f.def;
     } else {
@@ -373,11 +378,12 @@ Iface Read(const std::string &path) {
     for (const auto &kv : at)
       if (kv.first.rfind("capsa_", 0) == 0 && !Known(kv.first, kMessageAttrs))
         Fail(m.name + ": unknown attribute " + kv.first);
-    int kinds = (int)at.count("capsa_request") + (int)at.count("capsa_response") +
-                (int)at.count("capsa_event");
+    int kinds = (int)at.count("capsa_request") +
+                (int)at.count("capsa_response") + (int)at.count("capsa_event");
     if (kinds != 1)
-      Fail(m.name + ": exactly one of capsa_request, capsa_response, "
-                    "capsa_event");
+      Fail(m.name +
+           ": exactly one of capsa_request, capsa_response, "
+           "capsa_event");
     if (at.count("capsa_request")) {
       m.kind = "CAPSA_IMSG_REQUEST";
       m.reply_name = at["capsa_request"];
@@ -399,9 +405,8 @@ Iface Read(const std::string &path) {
     std::vector<const reflection::Field *> rfs;
     for (const auto *rf : *o->fields())
       if (!rf->deprecated()) rfs.push_back(rf);
-    std::sort(rfs.begin(), rfs.end(), [](auto *a, auto *b) {
-      return a->id() < b->id();
-    });
+    std::sort(rfs.begin(), rfs.end(),
+              [](auto *a, auto *b) { return a->id() < b->id(); });
     if (rfs.size() > 64) Fail(m.name + ": more than 64 fields");
     size_t handles = 0;
     for (const auto *rf : rfs) {
@@ -457,7 +462,8 @@ void WriteHeader(const Iface &f, const std::string &schema,
   for (const Message &m : f.messages) {
     Comment(o, m.doc, "");
     o << "// " << m.name << ": "
-      << (m.kind == "CAPSA_IMSG_REQUEST"    ? "request, answered by " + m.reply_name
+      << (m.kind == "CAPSA_IMSG_REQUEST"
+              ? "request, answered by " + m.reply_name
           : m.kind == "CAPSA_IMSG_RESPONSE" ? std::string("response")
                                             : std::string("event"))
       << "; sent by "
@@ -553,8 +559,9 @@ void WriteSource(const Iface &f, const std::string &schema,
   }
   o << "};\n\n";
   o << "const capsa_interface_t " << f.prefix << "_interface = {\n"
-    << "    .name = \"" << f.name << "\",\n    .nmessages = "
-    << f.messages.size() << ",\n    .messages = k_messages,\n};\n";
+    << "    .name = \"" << f.name
+    << "\",\n    .nmessages = " << f.messages.size()
+    << ",\n    .messages = k_messages,\n};\n";
   for (const Message &m : f.messages) {
     std::string t = f.prefix + "_" + m.snake;
     o << "\nvoid " << t << "_init(" << t << "_t *m) {\n";
@@ -564,7 +571,8 @@ void WriteSource(const Iface &f, const std::string &schema,
         o << "  m->" << fl.name << " = -1;\n";
       else if (fl.kind == "CAPSA_IFIELD_BOOL" && fl.def)
         o << "  m->" << fl.name << " = true;\n";
-      else if ((fl.kind == "CAPSA_IFIELD_F32" || fl.kind == "CAPSA_IFIELD_F64") &&
+      else if ((fl.kind == "CAPSA_IFIELD_F32" ||
+                fl.kind == "CAPSA_IFIELD_F64") &&
                fl.fdef != 0)
         o << "  m->" << fl.name << " = " << fl.fdef << ";\n";
       else if (fl.def && fl.kind != "CAPSA_IFIELD_STRING" &&

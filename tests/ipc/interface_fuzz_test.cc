@@ -40,8 +40,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len) {
   if (rc != 0 && rc != -EBADMSG) __builtin_trap();
   if (rc == 0) {
     static uint8_t buf[CAPSA_IPC_MAX_MESSAGE];
-    int n = capsa_iface_encode(&capsa_test_thumbnail_interface, id, &out, h,
-                               nh, buf, sizeof buf, why, sizeof why);
+    int n = capsa_iface_encode(&capsa_test_thumbnail_interface, id, &out, h, nh,
+                               buf, sizeof buf, why, sizeof why);
     if (n <= 0) __builtin_trap();  // accepted once, refused now: a bug
   }
   return 0;

@@ -113,11 +113,11 @@ TEST_F(Thumb, RoundTripKeepsEveryField) {
   p.note = "half";
   p.scale = -2.5;
   p.offset = INT64_MIN;
-  n = capsa_test_thumbnail_progress_encode(&p, nullptr, 0, buf, sizeof buf,
-                                           why, sizeof why);
+  n = capsa_test_thumbnail_progress_encode(&p, nullptr, 0, buf, sizeof buf, why,
+                                           sizeof why);
   ASSERT_GT(n, 0) << why;
-  ASSERT_EQ(0, capsa_test_thumbnail_progress_decode(buf, n, nullptr, 0, &q,
-                                                    why, sizeof why))
+  ASSERT_EQ(0, capsa_test_thumbnail_progress_decode(buf, n, nullptr, 0, &q, why,
+                                                    sizeof why))
       << why;
   EXPECT_EQ(100, q.percent);
   EXPECT_TRUE(q.busy);
@@ -130,11 +130,11 @@ TEST_F(Thumb, RoundTripKeepsEveryField) {
   r.status = -ENOENT;
   static const uint8_t px[3] = {1, 2, 3};
   r.preview = {px, 3};
-  n = capsa_test_thumbnail_decode_result_encode(&r, nullptr, 0, buf,
-                                                sizeof buf, why, sizeof why);
+  n = capsa_test_thumbnail_decode_result_encode(&r, nullptr, 0, buf, sizeof buf,
+                                                why, sizeof why);
   ASSERT_GT(n, 0) << why;
-  ASSERT_EQ(0, capsa_test_thumbnail_decode_result_decode(buf, n, nullptr, 0,
-                                                         &s, why, sizeof why));
+  ASSERT_EQ(0, capsa_test_thumbnail_decode_result_decode(buf, n, nullptr, 0, &s,
+                                                         why, sizeof why));
   EXPECT_EQ(-ENOENT, s.status);
   ASSERT_EQ(3u, s.preview.len);
   EXPECT_EQ(0, memcmp(px, s.preview.data, 3));
@@ -174,9 +174,9 @@ TEST_F(Thumb, EncodeRefusesWhatBreaksTheSchema) {
   p.scale = 1;
   EXPECT_EQ(-EMSGSIZE, capsa_test_thumbnail_progress_encode(
                            &p, nullptr, 0, buf, 8, why, sizeof why));
-  EXPECT_EQ(-ENOENT, capsa_iface_encode(&capsa_test_thumbnail_interface, 9,
-                                        &p, nullptr, 0, buf, sizeof buf, why,
-                                        sizeof why));
+  EXPECT_EQ(-ENOENT,
+            capsa_iface_encode(&capsa_test_thumbnail_interface, 9, &p, nullptr,
+                               0, buf, sizeof buf, why, sizeof why));
 }
 
 // The handles that travel with a message are held to the schema: kind,
@@ -275,15 +275,15 @@ TEST_F(Thumb, HostileWireBytesAreRefused) {
   // Too short, empty, NULL.
   EXPECT_EQ(-EBADMSG, capsa_test_thumbnail_decode_decode(buf, 3, h, 1, &out,
                                                          why, sizeof why));
-  EXPECT_EQ(-EBADMSG, capsa_test_thumbnail_decode_decode(nullptr, 0, h, 1,
-                                                         &out, why, sizeof why));
+  EXPECT_EQ(-EBADMSG, capsa_test_thumbnail_decode_decode(nullptr, 0, h, 1, &out,
+                                                         why, sizeof why));
   // A misaligned buffer is the caller's mistake: -EINVAL, not a peer's.
   EXPECT_EQ(-EINVAL, capsa_test_thumbnail_decode_decode(buf + 1, 16, h, 1, &out,
                                                         why, sizeof why));
   // Unknown message id.
-  EXPECT_EQ(-ENOENT, capsa_iface_decode(&capsa_test_thumbnail_interface, 0,
-                                        nul.data(), nul.size(), h, 1, &out,
-                                        why, sizeof why));
+  EXPECT_EQ(-ENOENT,
+            capsa_iface_decode(&capsa_test_thumbnail_interface, 0, nul.data(),
+                               nul.size(), h, 1, &out, why, sizeof why));
 }
 
 // Every prefix and many bit flips of a valid message: decoded or refused,
@@ -346,10 +346,10 @@ TEST_F(Thumb, EnvelopeRulesDirectionFlagsAndPairing) {
                           i, CAPSA_TEST_THUMBNAIL_DECODE_RESULT,
                           CAPSA_PEER_RENDERER, CAPSA_MSG_F_RESPONSE,
                           CAPSA_TEST_THUMBNAIL_PROGRESS, why, sizeof why));
-  EXPECT_EQ(-EBADMSG, capsa_iface_check_envelope(
-                          i, CAPSA_TEST_THUMBNAIL_DECODE_RESULT,
-                          CAPSA_PEER_RENDERER, CAPSA_MSG_F_RESPONSE, 0, why,
-                          sizeof why));
+  EXPECT_EQ(-EBADMSG,
+            capsa_iface_check_envelope(
+                i, CAPSA_TEST_THUMBNAIL_DECODE_RESULT, CAPSA_PEER_RENDERER,
+                CAPSA_MSG_F_RESPONSE, 0, why, sizeof why));
   // Progress: an event, renderer -> host, no flags.
   EXPECT_EQ(0, capsa_iface_check_envelope(i, CAPSA_TEST_THUMBNAIL_PROGRESS,
                                           CAPSA_PEER_RENDERER, 0, 0, why,
@@ -357,9 +357,8 @@ TEST_F(Thumb, EnvelopeRulesDirectionFlagsAndPairing) {
   EXPECT_EQ(-EBADMSG, capsa_iface_check_envelope(
                           i, CAPSA_TEST_THUMBNAIL_PROGRESS, CAPSA_PEER_RENDERER,
                           CAPSA_MSG_F_REQUEST, 0, why, sizeof why));
-  EXPECT_EQ(-EBADMSG,
-            capsa_iface_check_envelope(i, 77, CAPSA_PEER_RENDERER, 0, 0, why,
-                                       sizeof why));
+  EXPECT_EQ(-EBADMSG, capsa_iface_check_envelope(i, 77, CAPSA_PEER_RENDERER, 0,
+                                                 0, why, sizeof why));
 }
 
 TEST_F(Thumb, MalformedDescriptorsAreRefused) {
@@ -400,10 +399,9 @@ std::string RunIdl(const std::string &body, int *rc) {
       << "include \"ipc/interface/capsa_attributes.fbs\";\n"
       << "namespace bad;\n"
       << body;
-  std::string cmd =
-      "cd '" + d + "' && /usr/bin/flatc --schema -b -I '" + root +
-      "' bad.fbs 2>&1 && ASAN_OPTIONS=detect_leaks=0 '" + idl +
-      "' bad.bfbs bad.fbs bad.h bad.c bad.h 2>&1; echo \"rc=$?\"";
+  std::string cmd = "cd '" + d + "' && /usr/bin/flatc --schema -b -I '" + root +
+                    "' bad.fbs 2>&1 && ASAN_OPTIONS=detect_leaks=0 '" + idl +
+                    "' bad.bfbs bad.fbs bad.h bad.c bad.h 2>&1; echo \"rc=$?\"";
   FILE *p = popen(cmd.c_str(), "r");
   std::string out;
   char line[512];
