@@ -141,6 +141,13 @@ typedef void (*capsa_host_close_cb)(capsa_host_t *host);
 //       kernel leaves the host no evidence (the renderer's mmap just fails),
 //       so this is the renderer's own word, and it only ever classifies that
 //       renderer's own exit. Under cgroup v2 the evidence is the kernel's.
+//   "log budget: ...", "queue budget: ...", "broker budget: ..."  the
+//       host's own budgets (see capsa_kind_options_t), the renderer killed.
+// What rlimits do not hold (where no cgroup v2 controller is usable):
+// RLIMIT_AS does not count memfd / shmem pages (a renderer can create and
+// unmap memfds beyond limit_memory: charged to no process), RLIMIT_CPU and
+// RLIMIT_NOFILE are per process (each process of a renderer's tree has its
+// own), RLIMIT_NPROC is per uid (see limit_processes).
 // capsa_host_limits_summary() says which mechanism is in use and why.
 typedef enum capsa_cgroup_use {
   CAPSA_CGROUPS_AUTO = 0,  // cgroup v2 when usable, else rlimits (reported)
@@ -180,6 +187,9 @@ typedef struct capsa_host_options {
 
 void capsa_host_options_init(capsa_host_options_t *o);
 
+// A kind's limit that is explicitly no limit (see capsa_kind_options_t).
+#define CAPSA_LIMIT_NONE UINT64_MAX
+
 typedef struct capsa_kind_options {
   const char *name;  // borrowed; must outlive the host
   capsa_renderer_entry_fn main;
@@ -190,14 +200,61 @@ typedef struct capsa_kind_options {
   // Testing only: run this kind without capability mode. The host's outside
   // check then refuses it: nothing silently weakens.
   bool no_capmode;
-  bool pid_namespace;  // default true
-  // Limits (see "Resource limits" above); 0: none.
-  uint64_t limit_memory;       // bytes: cgroup memory.max, else RLIMIT_AS
-  uint64_t limit_cpu_seconds;  // RLIMIT_CPU (always)
-  uint64_t limit_open_files;   // RLIMIT_NOFILE (always); default 64
-  // Processes: cgroup pids.max (this renderer's tree), else RLIMIT_NPROC
-  // (per uid: shared by renderers mapped to the same uid).
+  // Default true. false: renderers share the host's pid namespace; each is
+  // then the leader of its own process group (setsid at fork) and, when it
+  // ends, the host kills that group before reaping it, so a descendant that
+  // stayed in the group cannot outlive it, and reaps the renderer's
+  // CLONE_PARENT children (they are the host's; with exit signal 0 no
+  // SIGCHLD tells anyone). Absent then: a descendant that left the group
+  // (setsid, setpgid(0, 0): capability mode allows both) outlives the
+  // renderer; only a pid namespace (or a cgroup, see cgroups) holds it.
+  bool pid_namespace;
+  // Limits (see "Resource limits" above). Every kind has finite ones:
+  // capsa_kind_options_init sets the defaults below, and a field left 0 (a
+  // zero-initialised struct) means that default too, never "none". No limit
+  // is the explicit choice CAPSA_LIMIT_NONE.
+  //   limit_memory       1 GiB   cgroup memory.max, else RLIMIT_AS. RLIMIT_AS
+  //                               does not count the pages of memfds
+  //                               (shared memory) a renderer creates and
+  //                               drops the mapping of: only a cgroup's
+  //                               memory.max does (not applied under ASan).
+  //   limit_cpu_seconds  300     RLIMIT_CPU (always): per process, so each
+  //                               process of the renderer's tree has its own
+  //                               300 s; no cgroup counts a total here.
+  //   limit_open_files   64      RLIMIT_NOFILE (always).
+  //   limit_processes    128     cgroup pids.max (this renderer's tree),
+  //                               else RLIMIT_NPROC: counted per uid in the
+  //                               renderers' user namespace, so shared by
+  //                               every renderer of the host and its zygote;
+  //                               without a user namespace, by every process
+  //                               of that uid, and not enforced for uid 0.
+  //   limit_broker_requests  4   "dns:" lookups of this renderer in flight;
+  //                               one more: killed, CAPSA_EV_LIMIT "broker
+  //                               budget: more than N dns lookups in flight"
+  //                               (file: and font: are answered at once).
+  //   limit_queued_fds   32      descriptors the host holds queued toward
+  //   limit_queued_bytes 256 KiB  this renderer (answers it has not read);
+  //                               past either: killed, CAPSA_EV_LIMIT "queue
+  //                               budget: more than N descriptors queued" /
+  //                               "... bytes queued".
+  //   limit_log_bytes_per_second 64 KiB
+  //                               LOG text (+32 bytes per message), with a
+  //                               burst of one second's worth; past it:
+  //                               killed, CAPSA_EV_LIMIT "log budget: more
+  //                               than N bytes per second". Nothing is
+  //                               dropped silently.
+  // Budgets of the host as a whole (not per kind): 16 dns lookups in flight
+  // (beyond: answered -EBUSY at once) and 128 queued descriptors (an answer
+  // that would queue past it is -EBUSY; a renderer whose queue is empty is
+  // always served).
+  uint64_t limit_memory;       // bytes
+  uint64_t limit_cpu_seconds;  // seconds of CPU, per process
+  uint64_t limit_open_files;   // descriptors
   uint64_t limit_processes;
+  uint64_t limit_broker_requests;
+  uint64_t limit_queued_fds;
+  uint64_t limit_queued_bytes;
+  uint64_t limit_log_bytes_per_second;
   unsigned heartbeat_ms;          // 0: no watchdog (default 1000)
   unsigned heartbeat_timeout_ms;  // default 5000
   unsigned max_restarts;          // default 0
@@ -206,15 +263,16 @@ typedef struct capsa_kind_options {
   // over (and the zygote forks the next). Costs one idle process.
   bool keep_spare;
   // Broker: directory (borrowed, must stay open) beneath which "file:" may
-  // open; -1: none.
+  // open; -1: none. Answers a renderer does not read wait in the host's
+  // queue toward it, each file pinning a host descriptor: see
+  // limit_queued_fds.
   int resource_dir_fd;
   bool allow_fonts;
-  // "dns:NAME" through the host's resolver. At most 4 lookups of a renderer
-  // in flight (one more: killed, CAPSA_EV_LIMIT "broker budget: ...") and 16
-  // of the host's (beyond: answered -EBUSY at once); a dead renderer's
-  // lookups not yet started are cancelled. Note it is an exfiltration
-  // channel: the name itself reaches the resolver (and the network behind
-  // it), so grant it only to kinds that may talk to the outside that way.
+  // "dns:NAME" through the host's resolver, within limit_broker_requests;
+  // a dead renderer's lookups not yet started are cancelled, running ones
+  // are dropped when they finish. Note it is an exfiltration channel: the
+  // name itself reaches the resolver (and the network behind it), so grant
+  // it only to kinds that may talk to the outside that way.
   bool allow_dns;
 } capsa_kind_options_t;
 

@@ -78,7 +78,14 @@ void capsa_kind_options_init(capsa_kind_options_t *k, const char *name,
   k->main = main;
   k->arg = arg;
   k->pid_namespace = true;
-  k->limit_open_files = 64;
+  k->limit_memory = CAPSA__DEFAULT_MEMORY;
+  k->limit_cpu_seconds = CAPSA__DEFAULT_CPU_SECONDS;
+  k->limit_open_files = CAPSA__DEFAULT_OPEN_FILES;
+  k->limit_processes = CAPSA__DEFAULT_PROCESSES;
+  k->limit_broker_requests = CAPSA__DNS_PER_RENDERER;
+  k->limit_queued_fds = CAPSA__QUEUE_FDS_PER_RENDERER;
+  k->limit_queued_bytes = CAPSA__QUEUE_BYTES_PER_RENDERER;
+  k->limit_log_bytes_per_second = CAPSA__DEFAULT_LOG_BYTES_PER_SECOND;
   k->heartbeat_ms = 1000;
   k->heartbeat_timeout_ms = 5000;
   k->resource_dir_fd = -1;
@@ -128,9 +135,11 @@ static void after_incarnation(struct capsa_host_renderer *r);
 static int launch(struct capsa_host_renderer *r);
 
 static void limits_release(struct capsa_host_renderer *r, bool last_try);
+static void reap_group(struct capsa_host_renderer *r);
 
 static void on_handle_closed(struct capsa_host_renderer *r) {
   if (--r->open_handles > 0) return;
+  reap_group(r);  // what was killed at its exit has died by now
   close(r->pidfd);
   r->pidfd = -1;
   limits_release(r, true);
@@ -156,8 +165,13 @@ static void teardown(struct capsa_host_renderer *r) {
 // --- limits: a cgroup v2 per renderer where usable, else rlimits ---------
 
 static unsigned kind_controllers(const capsa_kind_options_t *k) {
-  return (k->limit_memory ? CAPSA_CGROUP_MEMORY : 0) |
-         (k->limit_processes ? CAPSA_CGROUP_PIDS : 0);
+  return (k->limit_memory != CAPSA_LIMIT_NONE ? CAPSA_CGROUP_MEMORY : 0) |
+         (k->limit_processes != CAPSA_LIMIT_NONE ? CAPSA_CGROUP_PIDS : 0);
+}
+
+// A limit as the zygote takes it: 0 leaves the inherited one.
+static rlim_t zygote_limit(uint64_t v) {
+  return v == CAPSA_LIMIT_NONE ? 0 : (rlim_t)v;
 }
 
 // Once, at start (the spawn path only reads the outcome): cgroup v2 or
@@ -199,8 +213,9 @@ static int limits_setup(struct capsa__host_impl *h) {
     // A spare runs (and may allocate and fork) before it is claimed and
     // moved into its cgroup: its rlimits stay, as the backstop until then.
     if (h->kinds[i].keep_spare) continue;
-    if (h->kinds[i].limit_memory) h->zkinds[i].limit_as = 0;
-    if (h->kinds[i].limit_processes) h->zkinds[i].limit_nproc = 0;
+    if (h->kinds[i].limit_memory != CAPSA_LIMIT_NONE) h->zkinds[i].limit_as = 0;
+    if (h->kinds[i].limit_processes != CAPSA_LIMIT_NONE)
+      h->zkinds[i].limit_nproc = 0;
   }
   return 0;
 }
@@ -226,8 +241,10 @@ static int limits_enter(struct capsa_host_renderer *r, pid_t pid) {
     err = capsa_cgroup_new(h->cg_parent, name, &cg);
   }
   if (err < 0) return err;
-  if (k->limit_memory) err = capsa_cgroup_set_memory_max(cg, k->limit_memory);
-  if (err == 0 && k->limit_processes)
+  err = 0;
+  if (k->limit_memory != CAPSA_LIMIT_NONE)
+    err = capsa_cgroup_set_memory_max(cg, k->limit_memory);
+  if (err == 0 && k->limit_processes != CAPSA_LIMIT_NONE)
     err = capsa_cgroup_set_pids_max(cg, k->limit_processes);
   if (err == 0) err = capsa_cgroup_apply(cg);
   if (err == 0) err = capsa_cgroup_add_pid(cg, pid);
@@ -260,11 +277,20 @@ static void cg_busy_sweep(struct capsa__host_impl *h, bool final) {
     capsa_cgroup_free(cg);
   }
   h->ncg_busy = kept;
-  if (kept == 0) uv_timer_stop(&h->closer);
 }
 
-static void on_cg_retry(uv_timer_t *t) {
-  cg_busy_sweep(t->data, false);
+static void group_busy_sweep(struct capsa__host_impl *h, bool final);
+
+static void on_busy_retry(uv_timer_t *t) {
+  struct capsa__host_impl *h = t->data;
+  cg_busy_sweep(h, false);
+  group_busy_sweep(h, false);
+  if (h->ncg_busy == 0 && h->ngroup_busy == 0) uv_timer_stop(&h->closer);
+}
+
+static void busy_retry_start(struct capsa__host_impl *h) {
+  if (!uv_is_active((uv_handle_t *)&h->closer))
+    uv_timer_start(&h->closer, on_busy_retry, CG_RETRY_MS, CG_RETRY_MS);
 }
 
 // Removes the incarnation's cgroup (its renderer was reaped). A descendant
@@ -279,8 +305,7 @@ static void limits_release(struct capsa_host_renderer *r, bool last_try) {
       h->cg_busy_tries[h->ncg_busy] = 0;
       h->cg_busy[h->ncg_busy++] = r->cg;
       r->cg = NULL;
-      if (h->ncg_busy == 1)
-        uv_timer_start(&h->closer, on_cg_retry, CG_RETRY_MS, CG_RETRY_MS);
+      busy_retry_start(h);
       return;
     }
   }
@@ -298,7 +323,7 @@ static const char *limit_reached(struct capsa_host_renderer *r) {
   const char *what = NULL;
   bool cg_memory = false;
   if (r->cg) {
-    cg_memory = k->limit_memory != 0;
+    cg_memory = k->limit_memory != CAPSA_LIMIT_NONE;
     capsa_cgroup_events_t e;
     if (capsa_cgroup_events(r->cg, &e) == 0) {
       if (e.oom_kill > 0)
@@ -311,7 +336,7 @@ static const char *limit_reached(struct capsa_host_renderer *r) {
     limits_release(r, false);
   }
   if (!what && exited && si->si_status == CAPSA_HOST_EXIT_NOMEM &&
-      k->limit_memory)
+      k->limit_memory != CAPSA_LIMIT_NONE)
     what = cg_memory ? "memory (reported by the renderer)"
                      : "memory (RLIMIT_AS; reported by the renderer)";
   return what;
@@ -330,7 +355,7 @@ static void finish_exit(struct capsa_host_renderer *r) {
                   exited ? 0 : si->si_status, limit);
     } else if (si->si_code == CLD_EXITED &&
                si->si_status == CAPSA__EXIT_CPU_LIMIT &&
-               r->h->kinds[r->kind].limit_cpu_seconds) {
+               r->h->kinds[r->kind].limit_cpu_seconds != CAPSA_LIMIT_NONE) {
       emit_simple(r, CAPSA_EV_LIMIT, si->si_status, SIGXCPU,
                   "cpu time (RLIMIT_CPU)");
     } else if (si->si_code == CLD_EXITED) {
@@ -358,10 +383,75 @@ static void on_drain_deadline(uv_timer_t *t) {
 // after the messages it sent before exiting (still in the socket) have been
 // delivered: nothing a renderer said is lost. A descendant holding the
 // channel open cannot delay the report past DRAIN_MS.
+// Renderers without a pid namespace of their own lead a process group
+// (setsid at fork). Their CLONE_PARENT children are the host's, with exit
+// signal 0 (the renderer's own): no SIGCHLD, so reaped here, by group.
+static bool group_kind(const struct capsa_host_renderer *r) {
+  return !r->h->zkinds[r->kind].pid_namespace && r->pid > 0;
+}
+
+// Reaps our children in group `pgid`: true when none is left (ECHILD), false
+// while some still run (killed, exiting). The group's id cannot be reused
+// while a member exists, so retrying later reaps nobody else's process.
+static bool reap_pgid(pid_t pgid) {
+  for (int i = 0; i < 4096; i++) {
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PGID, (id_t)pgid, &si, WEXITED | WNOHANG | __WALL) < 0) {
+      if (errno == EINTR) continue;
+      return true;  // ECHILD: none of ours left in the group
+    }
+    if (si.si_pid == 0) return false;
+  }
+  return false;
+}
+
+static void group_busy_sweep(struct capsa__host_impl *h, bool final) {
+  unsigned kept = 0;
+  for (unsigned i = 0; i < h->ngroup_busy; i++) {
+    pid_t g = h->group_busy[i];
+    // Members remain (or reap_pgid would have dropped it): still ours.
+    kill(-g, SIGKILL);
+    bool gone = reap_pgid(g);
+    // Closing: SIGKILLed processes exit within milliseconds; wait that
+    // long, bounded, rather than leave zombies behind the freed host.
+    for (int n = 0; final && !gone && n < 100; n++) {
+      usleep(1000);
+      gone = reap_pgid(g);
+    }
+    if (!gone && !final && h->group_busy_tries[i] + 1 < CG_RETRIES) {
+      h->group_busy_tries[kept] = h->group_busy_tries[i] + 1;
+      h->group_busy[kept++] = g;
+    }
+  }
+  h->ngroup_busy = kept;
+}
+
+static void reap_group(struct capsa_host_renderer *r) {
+  if (!group_kind(r)) return;
+  struct capsa__host_impl *h = r->h;
+  if (reap_pgid(r->pid)) return;
+  for (unsigned i = 0; i < h->ngroup_busy; i++)
+    if (h->group_busy[i] == r->pid) return;
+  if (h->ngroup_busy == CAPSA__CG_BUSY_MAX) return;  // reaped at close
+  h->group_busy_tries[h->ngroup_busy] = 0;
+  h->group_busy[h->ngroup_busy++] = r->pid;
+  busy_retry_start(h);
+}
+
 static void on_exit_poll(uv_poll_t *p, int status, int events) {
   struct capsa_host_renderer *r = p->data;
   siginfo_t si;
   memset(&si, 0, sizeof si);
+  if (group_kind(r)) {
+    // Exited but not reaped: its pid, and so its group's id, cannot be
+    // reused yet. Whatever stayed in the group dies with it.
+    if (waitid((idtype_t)P_PIDFD, (id_t)r->pidfd, &si,
+               WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        si.si_pid != 0)
+      kill(-r->pid, SIGKILL);
+    memset(&si, 0, sizeof si);
+  }
   if (waitid((idtype_t)P_PIDFD, (id_t)r->pidfd, &si, WEXITED | WNOHANG) < 0) {
     if (errno == EINTR) return;
     si.si_code = CLD_KILLED;  // not ours to reap any more: treat as gone
@@ -369,9 +459,11 @@ static void on_exit_poll(uv_poll_t *p, int status, int events) {
     return;  // not yet
   }
   uv_poll_stop(p);
+  reap_group(r);
   r->exited = true;
   r->exit_info = si;
-  if (r->kill_reason || r->peer_closed) {
+  // The host is closing: nothing it still sent will be served.
+  if (r->kill_reason || r->peer_closed || r->h->closing) {
     finish_exit(r);
     return;
   }
@@ -456,7 +548,7 @@ static void on_hello(struct capsa_host_renderer *r, const capsa_msg_t *m) {
 
 static void on_message(capsa_channel_t *ch, capsa_msg_t *m) {
   struct capsa_host_renderer *r = ch->data;
-  if (r->kill_reason || r->state == R_DYING) return;
+  if (r->kill_reason || r->state == R_DYING || r->h->closing) return;
   if (r->state == R_STARTING) {
     // The channel's state machine admits only HELLO first.
     if (m->type == CAPSA_MSG_HELLO) on_hello(r, m);
@@ -471,7 +563,9 @@ static void on_message(capsa_channel_t *ch, capsa_msg_t *m) {
       // Data, not terminal input: escaped and bounded (host/text.h).
       char safe[CAPSA__TEXT_MAX];
       const char *t = m->u.log.text ? m->u.log.text : "";
-      capsa__text_escape(t, strlen(t), safe, sizeof safe);
+      size_t len = strlen(t);
+      if (!capsa__budget_log_charge(r, len, uv_now(r->h->loop))) return;
+      capsa__text_escape(t, len, safe, sizeof safe);
       ev.text = safe;
       capsa__emit(r, &ev);
       return;
@@ -483,6 +577,7 @@ static void on_message(capsa_channel_t *ch, capsa_msg_t *m) {
         capsa_msg_init(&resp, CAPSA_MSG_RESOURCE_RESPONSE);
         resp.u.resource_response.status = err;
         capsa_channel_reply(&r->ch, m, &resp);
+        capsa__budget_queue_check(r);  // error answers queue bytes too
       }
       return;
     }
@@ -620,6 +715,7 @@ static int launch(struct capsa_host_renderer *r) {
   r->ping_outstanding = false;
   r->exited = false;
   r->peer_closed = false;
+  capsa__budget_log_reset(r, uv_now(h->loop));
   capsa_channel_start(&r->ch, on_message, on_channel_error);
   uv_poll_init(h->loop, &r->exit_poll, r->pidfd);
   r->exit_poll.data = r;
@@ -716,7 +812,22 @@ int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k) {
              k->name);
     return -ENOENT;
   }
-  h->kinds[h->nkinds] = *k;
+  capsa_kind_options_t *c = &h->kinds[h->nkinds];
+  *c = *k;
+  // 0 is the default, never "no limit" (that is CAPSA_LIMIT_NONE).
+  capsa_kind_options_t d;
+  capsa_kind_options_init(&d, k->name, k->main, k->arg);
+  uint64_t *mine[] = {
+      &c->limit_memory,          &c->limit_cpu_seconds,
+      &c->limit_open_files,      &c->limit_processes,
+      &c->limit_broker_requests, &c->limit_queued_fds,
+      &c->limit_queued_bytes,    &c->limit_log_bytes_per_second};
+  const uint64_t defaults[] = {
+      d.limit_memory,       d.limit_cpu_seconds,         d.limit_open_files,
+      d.limit_processes,    d.limit_broker_requests,     d.limit_queued_fds,
+      d.limit_queued_bytes, d.limit_log_bytes_per_second};
+  for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
+    if (*mine[i] == 0) *mine[i] = defaults[i];
   return (int)h->nkinds++;
 }
 
@@ -785,10 +896,10 @@ int capsa_host_start(capsa_host_t *host) {
     z->pid_namespace = k->pid_namespace &&
                        (h->opts.namespaces_wanted & CAPSA_NAMESPACE_PID) &&
                        (avail & CAPSA_NAMESPACE_PID);
-    z->limit_as = k->limit_memory;
-    z->limit_cpu = k->limit_cpu_seconds;
-    z->limit_nofile = k->limit_open_files;
-    z->limit_nproc = k->limit_processes;
+    z->limit_as = zygote_limit(k->limit_memory);
+    z->limit_cpu = zygote_limit(k->limit_cpu_seconds);
+    z->limit_nofile = zygote_limit(k->limit_open_files);
+    z->limit_nproc = zygote_limit(k->limit_processes);
   }
   // A fresh image when it can run every kind: the binary is open
   // (capsa_main) and each kind is found by name in it.
@@ -816,8 +927,9 @@ int capsa_host_start(capsa_host_t *host) {
              h->limits_why);
     return lerr;
   }
-  capsa__broker_start_threadpool();
-  int err = capsa__broker_load_fonts(h);
+  int err = h->dns_async_inited ? 0 : capsa__broker_start(h);
+  if (err < 0) return start_failed(h, "broker threads", err);
+  err = capsa__broker_load_fonts(h);
   if (err < 0) return start_failed(h, "fonts", err);
   h->self_ns_err = capsa_ns_ids_of(0, &h->self_ns);
   err = start_zygote(h);
@@ -997,11 +1109,22 @@ static void on_closer_closed(uv_handle_t *hd) {
   if (cb) cb(host);
 }
 
+static void on_async_closed(uv_handle_t *hd) {
+  struct capsa__host_impl *h = hd->data;
+  uv_close((uv_handle_t *)&h->closer, on_closer_closed);
+}
+
 static void finish_close(struct capsa__host_impl *h) {
   cg_busy_sweep(h, true);
+  group_busy_sweep(h, true);
+  uv_timer_stop(&h->closer);
   capsa__zygote_stop(&h->zygote);
   capsa__broker_free_fonts(h);
-  uv_close((uv_handle_t *)&h->closer, on_closer_closed);
+  // The closer last: its callback frees h (the async handle is in h).
+  if (h->dns_async_inited)
+    capsa__broker_close(h, on_async_closed);
+  else
+    uv_close((uv_handle_t *)&h->closer, on_closer_closed);
 }
 
 void capsa_host_close(capsa_host_t *host, capsa_host_close_cb cb) {
@@ -1012,6 +1135,10 @@ void capsa_host_close(capsa_host_t *host, capsa_host_close_cb cb) {
   h->close_cb = cb;
   for (struct capsa_host_renderer *r = h->renderers; r; r = r->next) {
     r->no_restart = true;
+    // Nothing more is served, and what it queued with the broker is
+    // dropped now, not when its exit is seen: the loop holds none of it.
+    capsa_channel_stop(&r->ch);
+    capsa__broker_cancel(r);
     if (r->state != R_DYING && r->pidfd >= 0)
       syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
   }

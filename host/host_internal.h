@@ -44,6 +44,10 @@ struct capsa_host_renderer {
   struct capsa__dns_req *dns;  // this renderer's name lookups in flight
   unsigned dns_inflight;
   bool closing;  // CLOSED about to be sent: free when pending == 0
+  // LOG budget: bytes it may still log now, refilled at the kind's rate up
+  // to one second's worth (host.c).
+  uint64_t log_tokens;
+  uint64_t log_stamp_ms;
   struct capsa_host_renderer *next;
 };
 
@@ -58,7 +62,10 @@ struct capsa__host_impl {
   unsigned nkinds;
   bool started;
   bool closing;
-  unsigned dns_inflight;  // name lookups in the thread pool, all renderers
+  unsigned dns_inflight;  // name lookups not yet answered, all renderers
+  uv_async_t dns_async;   // the broker's threads' finished lookups
+  bool dns_async_inited;
+  struct capsa__dns_req *dns_done;  // under the broker's lock
   bool image_exec;        // the zygote is a fresh exec (host/zygote.h)
   char image[160];        // capsa_host_image()
   char start_error[400];  // why the last capsa_host_start failed; "" if not
@@ -78,11 +85,16 @@ struct capsa__host_impl {
   capsa_cgroup_t *cg_busy[CAPSA__CG_BUSY_MAX];
   unsigned cg_busy_tries[CAPSA__CG_BUSY_MAX];
   unsigned ncg_busy;
+  // Process groups of reaped renderers without a pid namespace whose
+  // members (killed) were still exiting: reaped from `closer` likewise.
+  pid_t group_busy[CAPSA__CG_BUSY_MAX];
+  unsigned group_busy_tries[CAPSA__CG_BUSY_MAX];
+  unsigned ngroup_busy;
   capsa_shm_region_t fonts[CAPSA__FONTS];
   size_t font_len[CAPSA__FONTS];
   struct capsa_host_renderer *renderers;
   unsigned live;
-  uv_timer_t closer;  // the last handle closed; also the cg_busy retries
+  uv_timer_t closer;  // the last handle closed; also the *_busy retries
   capsa_host_close_cb close_cb;
 };
 
@@ -105,20 +117,55 @@ void capsa__broker_free_fonts(struct capsa__host_impl *h);
 // for renderers): a renderer with more in flight than its budget is killed
 // with CAPSA_EV_LIMIT; past the host's, a request is answered -EBUSY at
 // once, so one renderer's flood is never another one's timeout.
-#define CAPSA__DNS_PER_RENDERER 4
+#define CAPSA__DNS_PER_RENDERER 4  // default limit_broker_requests
 #define CAPSA__DNS_PER_HOST 16
+
+// The other finite defaults of capsa_kind_options_init (host/capsa_host.h).
+#define CAPSA__DEFAULT_MEMORY (1ull << 30)
+#define CAPSA__DEFAULT_CPU_SECONDS 300u
+#define CAPSA__DEFAULT_OPEN_FILES 64u
+#define CAPSA__DEFAULT_PROCESSES 128u
+#define CAPSA__DEFAULT_LOG_BYTES_PER_SECOND (64u << 10)
+// What a LOG message costs beyond its text (so empty ones are not free).
+#define CAPSA__LOG_MESSAGE_COST 32u
+
+// Budgets for what the host queues toward a renderer that does not read
+// (host/budget.c). Past its own, a renderer is killed with CAPSA_EV_LIMIT
+// ("queue budget: more than N descriptors queued" / "... bytes queued");
+// past the host's total, a broker answer that would be queued is -EBUSY
+// instead (no descriptor). A renderer whose queue is empty is always served.
+#define CAPSA__QUEUE_FDS_PER_RENDERER 32u  // default limit_queued_fds
+#define CAPSA__QUEUE_BYTES_PER_RENDERER (256u << 10)  // limit_queued_bytes
+#define CAPSA__QUEUE_FDS_PER_HOST 128u
+// 0, or -EBUSY when queueing `nfds` more for r would pass the host's total.
+int capsa__budget_queue_admit(struct capsa_host_renderer *r, unsigned nfds);
+// After a send to r: kills r (true) when its queue is past its budget.
+bool capsa__budget_queue_check(struct capsa_host_renderer *r);
+
+// LOG budget (limit_log_bytes_per_second): charges a message of `len`
+// bytes at `now_ms` (the loop's time); past the budget kills r (false).
+bool capsa__budget_log_charge(struct capsa_host_renderer *r, size_t len,
+                              uint64_t now_ms);
+// A full bucket, for a new incarnation.
+void capsa__budget_log_reset(struct capsa_host_renderer *r, uint64_t now_ms);
 
 // Kills r for exceeding `budget` (CAPSA_EV_LIMIT, text names the budget).
 void capsa__renderer_kill_for_limit(struct capsa_host_renderer *r,
                                     const char *budget);
 
-// Starts libuv's thread pool once per process (the first host's start), so
-// that its creation can never fail later, on a renderer's request.
-void capsa__broker_start_threadpool(void);
+// At capsa_host_start: the broker's lookup threads (once per process) and
+// libuv's thread pool (so that its creation can never fail later, on a
+// renderer's request), and h's uv_async_t. 0 or -errno.
+int capsa__broker_start(struct capsa__host_impl *h);
 
-// Cancels r's broker work that has not started (its incarnation ended);
-// what a thread already runs finishes and is dropped.
+// Drops all of r's broker work at once (its incarnation ended, or the host
+// closes): queued lookups are removed, running ones are left to their
+// thread, which frees them unanswered. Nothing of it stays on the loop.
 void capsa__broker_cancel(struct capsa_host_renderer *r);
+// Cancels every renderer's work and closes h's async handle (`cb` then).
+void capsa__broker_close(struct capsa__host_impl *h, uv_close_cb cb);
+// Test builds only (host/testing.h): each lookup first sleeps `ms`.
+void capsa__broker_dns_delay_for_test(unsigned ms);
 
 // Called by the broker when its last pending request of r finished.
 void capsa__renderer_unpend(struct capsa_host_renderer *r);

@@ -20,6 +20,10 @@ extern "C" {
 // Defined in libcapsa's host (host/sandbox_check.c), declared only here.
 void capsa__check_hide_seccomp_filters_for_test(bool hide);
 
+// From now on each broker name lookup first sleeps `ms` in its thread (a
+// slow resolver), process-wide. Defined in host/broker.c.
+void capsa__broker_dns_delay_for_test(unsigned ms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -262,6 +262,10 @@ size_t capsa_channel_queued_bytes(const capsa_channel_t *ch) {
   return ch != NULL && ch->core != NULL ? ch->core->queued_bytes : 0;
 }
 
+size_t capsa_channel_queued_fds(const capsa_channel_t *ch) {
+  return ch != NULL && ch->core != NULL ? ch->core->queued_fds : 0;
+}
+
 int capsa_channel_reading(const capsa_channel_t *ch) {
   if (ch == NULL || ch->core == NULL || ch->core->broken) return 0;
   return (ch->flags & F_STARTED) && !(ch->flags & (F_PAUSED | F_CLOSING));

@@ -133,6 +133,9 @@ int capsa_channel_poll_fastpath(capsa_channel_t *ch);
 
 // Bytes waiting in the send queue.
 size_t capsa_channel_queued_bytes(const capsa_channel_t *ch);
+// Descriptors held by the send queue (each one a number of this process's
+// descriptor table until the peer reads far enough for it to be sent).
+size_t capsa_channel_queued_fds(const capsa_channel_t *ch);
 
 // 1 when the channel is reading from its peer now (started, not paused by
 // backpressure, not failed), else 0. A fast-path watch should not wake the

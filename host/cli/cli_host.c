@@ -131,7 +131,6 @@ int capsa_cli_host_open(struct capsa_cli_host *h) {
   capsa_kind_options_init(&k, "hostile", capsa_renderer_main,
                           (void *)&capsa_hostile_renderer);
   k.heartbeat_ms = 0;  // attacks take a while; the host kills it anyway
-  k.limit_processes = 0;
   h->kind_hostile = capsa_host_define_kind(&h->host, &k);
   err = capsa_host_start(&h->host);
   if (err < 0) {

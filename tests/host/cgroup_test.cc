@@ -611,9 +611,9 @@ struct HostRun {
   capsa_renderer_t *r = nullptr;
   pid_t pid = -1;
   std::string cgroup_at_ready;
-  std::string send_on_ready;  // a command instead of killing it at READY
-  uint64_t limit_processes = 0;
-  std::string limit_text;  // CAPSA_EV_LIMIT's
+  std::string send_on_ready;     // a command instead of killing it at READY
+  uint64_t limit_processes = 0;  // 0 here: none (CAPSA_LIMIT_NONE)
+  std::string limit_text;        // CAPSA_EV_LIMIT's
 
   HostRun() {
     uv_loop_init(&loop);
@@ -646,8 +646,9 @@ struct HostRun {
     host.data = this;
     capsa_kind_options_t k;
     capsa_kind_options_init(&k, "quiet", capsa_renderer_main, (void *)&kQuiet);
-    k.limit_memory = limit_memory;
-    k.limit_processes = limit_processes;
+    // 0 in this fixture is no limit; to the host it would be the default.
+    k.limit_memory = limit_memory ? limit_memory : CAPSA_LIMIT_NONE;
+    k.limit_processes = limit_processes ? limit_processes : CAPSA_LIMIT_NONE;
     if (capsa_host_define_kind(&host, &k) < 0) return -EINVAL;
     return capsa_host_start(&host);
   }

@@ -1,0 +1,71 @@
+// Queue budgets: what the broker's answers may hold in the host for a
+// renderer that does not read them. A queued answer pins its descriptor in
+// the host's own table, so without a budget a few renderers that never read
+// take the host to EMFILE and every later spawn fails (the channel's own cap,
+// 256 descriptors, is per channel, not per host).
+#include <errno.h>
+#include <stdio.h>
+
+#include "host/host_internal.h"
+
+static size_t host_queued_fds(const struct capsa__host_impl *h) {
+  size_t n = 0;
+  for (const struct capsa_host_renderer *r = h->renderers; r; r = r->next)
+    n += capsa_channel_queued_fds(&r->ch);
+  return n;
+}
+
+int capsa__budget_queue_admit(struct capsa_host_renderer *r, unsigned nfds) {
+  // An empty queue means the kernel takes the answer (the renderer reads):
+  // an honest renderer is served even while siblings hold the host's total.
+  if (capsa_channel_queued_bytes(&r->ch) == 0) return 0;
+  if (host_queued_fds(r->h) + nfds > CAPSA__QUEUE_FDS_PER_HOST) return -EBUSY;
+  return 0;
+}
+
+bool capsa__budget_queue_check(struct capsa_host_renderer *r) {
+  char why[96];
+  const capsa_kind_options_t *k = &r->h->kinds[r->kind];
+  uint64_t fds = capsa_channel_queued_fds(&r->ch);
+  uint64_t bytes = capsa_channel_queued_bytes(&r->ch);
+  // CAPSA_LIMIT_NONE is UINT64_MAX: never passed.
+  if (fds > k->limit_queued_fds) {
+    snprintf(why, sizeof why, "queue budget: more than %llu descriptors queued",
+             (unsigned long long)k->limit_queued_fds);
+  } else if (bytes > k->limit_queued_bytes) {
+    snprintf(why, sizeof why, "queue budget: more than %llu bytes queued",
+             (unsigned long long)k->limit_queued_bytes);
+  } else {
+    return false;
+  }
+  // Killing it closes the channel, which closes every queued descriptor.
+  capsa__renderer_kill_for_limit(r, why);
+  return true;
+}
+
+bool capsa__budget_log_charge(struct capsa_host_renderer *r, size_t len,
+                              uint64_t now_ms) {
+  uint64_t rate = r->h->kinds[r->kind].limit_log_bytes_per_second;
+  if (rate == CAPSA_LIMIT_NONE) return true;
+  // A bucket of one second's worth, refilled at `rate`.
+  uint64_t elapsed = now_ms - r->log_stamp_ms;
+  r->log_stamp_ms = now_ms;
+  uint64_t refill = elapsed >= 1000 ? rate : elapsed * rate / 1000;
+  r->log_tokens = r->log_tokens + refill > rate ? rate : r->log_tokens + refill;
+  uint64_t cost = (uint64_t)len + CAPSA__LOG_MESSAGE_COST;
+  if (cost <= r->log_tokens) {
+    r->log_tokens -= cost;
+    return true;
+  }
+  char why[96];
+  snprintf(why, sizeof why, "log budget: more than %llu bytes per second",
+           (unsigned long long)rate);
+  capsa__renderer_kill_for_limit(r, why);
+  return false;
+}
+
+void capsa__budget_log_reset(struct capsa_host_renderer *r, uint64_t now_ms) {
+  uint64_t rate = r->h->kinds[r->kind].limit_log_bytes_per_second;
+  r->log_tokens = rate;
+  r->log_stamp_ms = now_ms;
+}
