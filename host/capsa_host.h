@@ -30,8 +30,8 @@
 // capsa_host_image() (or refused, require_clean_image), a fork of the host.
 // Each is, before it reads its first byte: in new
 // user/ipc/mount (empty read-only root)/net namespaces as available and in a
-// pid namespace of its own, with every descriptor but its channel (and
-// stderr, if delegated) closed, rlimited, in capability mode with its kind's
+// pid namespace of its own, with every descriptor but its channel and
+// its own stderr pipe closed, rlimited, in capability mode with its kind's
 // policy. On HELLO the host checks from outside (/proc/PID/status Seccomp: 2,
 // NoNewPrivs: 1, /proc/PID/ns/* against its own); a renderer that fails is
 // killed (CAPSA_EV_SANDBOX_REFUSED), never served.
@@ -49,6 +49,13 @@
 // handle), "font:regular|bold|mono" (read-only sealed shared memory),
 // "dns:NAME" (uv_getaddrinfo, addresses as text). LOG messages become
 // CAPSA_EV_LOG events.
+//
+// stderr: a renderer never holds the host's stderr (a terminal it could read
+// from or chmod). Its fd 2 is a pipe of its own, which the host reads: each
+// line (cut at 512 bytes) arrives as a CAPSA_EV_LOG event with status
+// CAPSA_HOST_LOG_STDERR, escaped as LOG text is, charged to the kind's
+// limit_log_bytes_per_second; what it wrote just before exiting arrives
+// before its exit event.
 #ifndef CAPSA_HOST_CAPSA_HOST_H_
 #define CAPSA_HOST_CAPSA_HOST_H_
 
@@ -162,11 +169,14 @@ typedef enum capsa_cgroup_use {
 // CAPSA_RENDERER_EXIT_NOMEM; renderers with their own main may use it).
 #define CAPSA_HOST_EXIT_NOMEM 6
 
+// ev->status of a CAPSA_EV_LOG event that is a line the renderer wrote to
+// its stderr (LOG messages carry CAPSA_LOG_DEBUG..ERROR).
+#define CAPSA_HOST_LOG_STDERR 16
+
 typedef struct capsa_host_options {
   unsigned namespaces_wanted;    // CAPSA_NAMESPACE_*; default ALL
   unsigned namespaces_required;  // default 0 (best effort, reported)
   bool empty_root;               // default true
-  int stderr_fd;  // delegated to renderers as fd 2 (borrowed); -1: /dev/null
   // Font files the broker serves as "font:regular|bold|mono" (paths, read by
   // the host at start; NULL: none).
   const char *font_regular, *font_bold, *font_mono;

@@ -15,7 +15,7 @@
 extern "C" {
 #endif
 
-#define CAPSA__MAX_PASSED_FDS 2
+#define CAPSA__MAX_PASSED_FDS 3
 
 // Sends `len` bytes of `buf` (borrowed) and `fd` (-1: none; borrowed, the
 // caller keeps and closes its copy). Blocking. Returns 0 or -errno.

@@ -67,7 +67,6 @@ void capsa_host_options_init(capsa_host_options_t *o) {
   memset(o, 0, sizeof *o);
   o->namespaces_wanted = CAPSA_NAMESPACE_ALL;
   o->empty_root = true;
-  o->stderr_fd = -1;
 }
 
 void capsa_kind_options_init(capsa_kind_options_t *k, const char *name,
@@ -160,6 +159,7 @@ static void teardown(struct capsa_host_renderer *r) {
   uv_timer_stop(&r->timer);
   capsa_channel_close(&r->ch, on_channel_closed);
   uv_close((uv_handle_t *)&r->exit_poll, on_poll_closed);
+  capsa__stderr_close(r, on_poll_closed);
 }
 
 // --- limits: a cgroup v2 per renderer where usable, else rlimits ---------
@@ -346,6 +346,7 @@ static const char *limit_reached(struct capsa_host_renderer *r) {
 // then) and closes everything. Once per incarnation.
 static void finish_exit(struct capsa_host_renderer *r) {
   if (r->state == R_DYING) return;
+  capsa__stderr_drain(r);  // its last words before how it ended
   const siginfo_t *si = &r->exit_info;
   const char *limit = limit_reached(r);
   if (!r->kill_reason) {
@@ -615,11 +616,11 @@ static int start_zygote(struct capsa__host_impl *h) {
                 ? capsa__zygote_exec_start(
                       &h->zygote, h->zkinds, h->nkinds,
                       h->opts.namespaces_wanted, h->opts.namespaces_required,
-                      h->opts.empty_root, h->opts.stderr_fd, capsa__exe_fd())
+                      h->opts.empty_root, STDERR_FILENO, capsa__exe_fd())
                 : capsa__zygote_start(&h->zygote, h->zkinds, h->nkinds,
                                       h->opts.namespaces_wanted,
                                       h->opts.namespaces_required,
-                                      h->opts.empty_root, h->opts.stderr_fd);
+                                      h->opts.empty_root, STDERR_FILENO);
   // Renderers of a staged zygote inherit its filters; the outside check
   // then wants one more, the renderer's final step.
   capsa_renderer_check_t z;
@@ -675,15 +676,15 @@ static int launch(struct capsa_host_renderer *r) {
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return -errno;
   struct capsa_ns_child c;
-  int spare_chan = -1;
-  int err =
-      capsa__zygote_fork(&h->zygote, (unsigned)r->kind, sv[1], &c, &spare_chan);
+  int spare_chan = -1, err_fd = -1;
+  int err = capsa__zygote_fork(&h->zygote, (unsigned)r->kind, sv[1], &c,
+                               &spare_chan, &err_fd);
   if (err == -EPIPE || err == -ECONNRESET || err == -ETIMEDOUT ||
       err == -EPROTO) {
     // The zygote is gone or wedged: replace it once and retry.
     if (restart_zygote(h) == 0)
       err = capsa__zygote_fork(&h->zygote, (unsigned)r->kind, sv[1], &c,
-                               &spare_chan);
+                               &spare_chan, &err_fd);
   }
   close(sv[1]);
   if (err < 0) {
@@ -697,12 +698,14 @@ static int launch(struct capsa_host_renderer *r) {
   err = limits_enter(r, c.pid);
   if (err < 0) {
     close(sv[0]);
+    close(err_fd);
     launch_failed_cleanup(c.pidfd);
     return err;
   }
   err = capsa_channel_init(h->loop, &r->ch, sv[0], NULL);
   if (err < 0) {
     close(sv[0]);
+    close(err_fd);
     launch_failed_cleanup(c.pidfd);
     limits_release(r, true);
     return err;
@@ -720,7 +723,8 @@ static int launch(struct capsa_host_renderer *r) {
   uv_poll_init(h->loop, &r->exit_poll, r->pidfd);
   r->exit_poll.data = r;
   uv_poll_start(&r->exit_poll, UV_READABLE, on_exit_poll);
-  r->open_handles = 2;
+  // The channel, the exit poll and (when it could be watched) stderr's.
+  r->open_handles = 2 + capsa__stderr_start(r, err_fd);
   prepare_check(r);
   return 0;
 }
@@ -953,6 +957,7 @@ int capsa_host_spawn(capsa_host_t *host, int kind, void *data,
   r->kind = kind;
   r->data = data;
   r->pidfd = -1;
+  r->err_fd = -1;
   int err = launch(r);
   if (err < 0) {
     free(r);

@@ -11,6 +11,8 @@
 #define CAPSA__MAX_KINDS CAPSA__ZYGOTE_MAX_KINDS
 #define CAPSA__FONTS 3  // regular, bold, mono
 #define CAPSA__CG_BUSY_MAX 32
+// Longest stderr line passed on in one LOG event (longer ones are split).
+#define CAPSA__STDERR_LINE 512
 
 enum capsa__rstate { R_STARTING, R_READY, R_DYING };
 
@@ -48,6 +50,14 @@ struct capsa_host_renderer {
   // to one second's worth (host.c).
   uint64_t log_tokens;
   uint64_t log_stamp_ms;
+  // Its stderr pipe (host/renderer_stderr.c): the read end, a poll on it
+  // (one of open_handles) and the line being collected.
+  int err_fd;
+  uv_poll_t err_poll;
+  bool err_polled;  // err_poll initialised (counted in open_handles)
+  bool err_reading;
+  size_t err_len;
+  char err_line[CAPSA__STDERR_LINE];
   struct capsa_host_renderer *next;
 };
 
@@ -106,6 +116,17 @@ void capsa__check_verdict(capsa_renderer_check_t *out);
 void capsa__check_hide_seccomp_filters_for_test(bool hide);
 
 void capsa__emit(struct capsa_host_renderer *r, capsa_host_event_t *ev);
+
+// host/renderer_stderr.c. Starts reading `fd` (the read end of r's stderr
+// pipe, or -1; owned by r from here on, closed by capsa__stderr_close).
+// Returns the number of uv handles it opened (1, or 0 when the pipe cannot
+// be watched: it is then read only at the renderer's exit).
+int capsa__stderr_start(struct capsa_host_renderer *r, int fd);
+// At its exit, before the exit is reported: what is left in the pipe
+// (bounded), and a last line without a newline.
+void capsa__stderr_drain(struct capsa_host_renderer *r);
+// Closes the poll (cb as for any uv handle) and the descriptor.
+void capsa__stderr_close(struct capsa_host_renderer *r, uv_close_cb cb);
 
 // Broker (host/broker.c): answers a RESOURCE_REQUEST from r. Returns 0 or
 // -errno (the request is then answered with an error).

@@ -37,6 +37,8 @@ struct reply {
   int32_t pid;
   int32_t spare;  // 1: a channel end is attached too, use it instead
 };
+// A renderer's reply carries its pidfd, the read end of its stderr pipe and,
+// for a spare, its channel's host end, in that order.
 
 // A request for this "kind" hands every spare's pidfd to the host, so that
 // it can kill and reap them (they are its children) before stopping us.
@@ -142,17 +144,27 @@ static void renderer_start(unsigned k, bool pid_ns) {
   _exit(kind->main(chan, rep, kind->arg));
 }
 
-// Forks a renderer of kind k on channel end `chan` (borrowed). Returns 0
-// with *child filled, or -errno; never returns in the child.
-static int fork_renderer(unsigned k, int chan, struct capsa_ns_child *child) {
+// Forks a renderer of kind k on channel end `chan` (borrowed). Its fd 2 is
+// the write end of a pipe of its own, never the host's stderr: *err_out is
+// the read end (owned by the caller), which the host reads as LOG lines.
+// Returns 0 with *child filled, or -errno; never returns in the child.
+static int fork_renderer(unsigned k, int chan, struct capsa_ns_child *child,
+                         int *err_out) {
+  *err_out = -1;
+  int ep[2];
+  if (pipe2(ep, O_CLOEXEC) < 0) return -errno;
   capsa_ns_policy *p = capsa_ns_policy_new();
-  if (!p) return -ENOMEM;
+  if (!p) {
+    close(ep[0]);
+    close(ep[1]);
+    return -ENOMEM;
+  }
   bool pid_ns = g_kinds[k].pid_namespace;
   capsa_ns_policy_set_namespaces(p, pid_ns ? CAPSA_NAMESPACE_PID : 0,
                                  pid_ns ? CAPSA_NAMESPACE_PID : 0);
   capsa_ns_policy_set_clone_parent(p, true);
   capsa_ns_policy_keep_fd(p, chan, CHANNEL_FD);
-  capsa_ns_policy_keep_fd(p, 2, 2);
+  capsa_ns_policy_keep_fd(p, ep[1], 2);
   for (unsigned i = 0; i < g_npolicy_fds; i++)
     capsa_ns_policy_keep_fd(p, g_policy_fds[i], g_policy_fds[i]);
   int r = capsa_ns_fork(p, child);
@@ -160,7 +172,13 @@ static int fork_renderer(unsigned k, int chan, struct capsa_ns_child *child) {
   // Freed in the zygote only: a free in the child would write into
   // inherited heap pages (copy-on-write faults) for nothing.
   capsa_ns_policy_free(p);
-  return r < 0 ? r : 0;
+  close(ep[1]);
+  if (r < 0) {
+    close(ep[0]);
+    return r;
+  }
+  *err_out = ep[0];
+  return 0;
 }
 
 // One renderer per kind forked ahead of time (kinds with keep_spare): it is
@@ -169,6 +187,7 @@ static int fork_renderer(unsigned k, int chan, struct capsa_ns_child *child) {
 struct spare {
   bool valid;
   int chan;  // host end
+  int err;   // read end of its stderr pipe
   struct capsa_ns_child child;
 };
 static struct spare g_spare[CAPSA__ZYGOTE_MAX_KINDS];
@@ -179,13 +198,14 @@ static void make_spare(unsigned k) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return;
   struct capsa_ns_child c;
-  int err = fork_renderer(k, sv[1], &c);
+  int efd = -1;
+  int err = fork_renderer(k, sv[1], &c, &efd);
   close(sv[1]);
   if (err < 0) {
     close(sv[0]);
     return;
   }
-  g_spare[k] = (struct spare){true, sv[0], c};
+  g_spare[k] = (struct spare){true, sv[0], efd, c};
 }
 
 static void drain(int ctrl) {
@@ -195,6 +215,7 @@ static void drain(int ctrl) {
     capsa__send_fd(ctrl, &rep, sizeof rep, g_spare[k].child.pidfd);
     close(g_spare[k].child.pidfd);
     close(g_spare[k].chan);
+    close(g_spare[k].err);
     g_spare[k].valid = false;
   }
   struct reply done = {0, 0, 0};
@@ -222,19 +243,23 @@ static void serve_one(int ctrl, const struct request *req, int chan) {
     g_spare[k].valid = false;
     rep.pid = sp.child.pid;
     rep.spare = 1;
-    int fds[2] = {sp.child.pidfd, sp.chan};
-    capsa__send_fds(ctrl, &rep, sizeof rep, fds, 2);
+    int fds[3] = {sp.child.pidfd, sp.err, sp.chan};
+    capsa__send_fds(ctrl, &rep, sizeof rep, fds, 3);
     close(sp.child.pidfd);
+    close(sp.err);
     close(sp.chan);
     make_spare(k);  // the next one, off the requester's critical path
     return;
   }
   struct capsa_ns_child child = {-1, 0};
-  rep.status = fork_renderer(k, chan, &child);
+  int efd = -1;
+  rep.status = fork_renderer(k, chan, &child, &efd);
   rep.pid = child.pid;
   close(chan);
-  capsa__send_fd(ctrl, &rep, sizeof rep, rep.status == 0 ? child.pidfd : -1);
+  int fds[2] = {child.pidfd, efd};
+  capsa__send_fds(ctrl, &rep, sizeof rep, fds, rep.status == 0 ? 2 : 0);
   if (child.pidfd >= 0) close(child.pidfd);
+  if (efd >= 0) close(efd);
   make_spare(k);
 }
 
@@ -729,20 +754,23 @@ int capsa__zygote_exec_start(capsa__zygote *z,
 }
 
 int capsa__zygote_fork(capsa__zygote *z, unsigned kind, int channel_fd,
-                       struct capsa_ns_child *child, int *channel_out) {
-  if (!z || !child || channel_fd < 0 || !channel_out || kind == DRAIN_KIND)
+                       struct capsa_ns_child *child, int *channel_out,
+                       int *stderr_out) {
+  if (!z || !child || channel_fd < 0 || !channel_out || !stderr_out ||
+      kind == DRAIN_KIND)
     return -EINVAL;
   *channel_out = -1;
+  *stderr_out = -1;
   if (z->sock < 0) return -EPIPE;
   struct request req = {kind};
   int err = capsa__send_fd(z->sock, &req, sizeof req, channel_fd);
   if (err < 0) return err;
   struct reply rep;
-  int fds[2], nfds = 0;
-  ssize_t n = capsa__recv_fds(z->sock, &rep, sizeof rep, fds, 2, &nfds,
+  int fds[3], nfds = 0;
+  ssize_t n = capsa__recv_fds(z->sock, &rep, sizeof rep, fds, 3, &nfds,
                               ZYGOTE_TIMEOUT_MS);
   if (n < 0) return (int)n;
-  int want = rep.status == 0 ? (rep.spare ? 2 : 1) : 0;
+  int want = rep.status == 0 ? (rep.spare ? 3 : 2) : 0;
   if (n != (ssize_t)sizeof rep || rep.status > 0 || nfds != want) {
     for (int i = 0; i < nfds; i++) close(fds[i]);
     return n == 0 ? -EPIPE : rep.status < 0 ? rep.status : -EPROTO;
@@ -750,7 +778,8 @@ int capsa__zygote_fork(capsa__zygote *z, unsigned kind, int channel_fd,
   if (rep.status < 0) return rep.status;
   child->pidfd = fds[0];
   child->pid = rep.pid;
-  if (rep.spare) *channel_out = fds[1];
+  *stderr_out = fds[1];
+  if (rep.spare) *channel_out = fds[2];
   return 0;
 }
 

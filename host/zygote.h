@@ -114,7 +114,8 @@ typedef struct capsa__zygote {
 // launcher policy for the zygote (PID is applied per renderer, see
 // capsa__zygote_kind.pid_namespace); z->ns reports what was applied, also
 // on failure. `stderr_fd` (borrowed) becomes
-// the zygote's and renderers' fd 2, or -1 for /dev/null. Returns 0 or -errno
+// the zygote's own fd 2, or -1 for /dev/null; renderers never get it (each
+// has a pipe of its own, see capsa__zygote_fork). Returns 0 or -errno
 // (-ETIMEDOUT when the zygote does not report ready in 5 s).
 int capsa__zygote_start(capsa__zygote *z,
                         const struct capsa__zygote_kind *kinds, unsigned nkinds,
@@ -147,10 +148,14 @@ _Noreturn void capsa__zygote_image_main(void);
 // (owned by the caller) and pid, and the caller is its parent. When the kind
 // keeps a spare, the spare is handed over instead: *channel_out is then the
 // host end of the spare's channel (owned by the caller, to use instead of
-// its own), else -1. Blocks for the zygote's answer (at most 5 s). Returns
-// 0, -EINVAL, -EPIPE (zygote gone), -ETIMEDOUT, or the zygote's fork error.
+// its own), else -1. *stderr_out is the read end of the renderer's own
+// stderr pipe (owned by the caller; the renderer holds the write end as fd
+// 2, and nothing else). Blocks for the zygote's answer (at most 5 s).
+// Returns 0, -EINVAL, -EPIPE (zygote gone), -ETIMEDOUT, or the zygote's
+// fork error.
 int capsa__zygote_fork(capsa__zygote *z, unsigned kind, int channel_fd,
-                       struct capsa_ns_child *child, int *channel_out);
+                       struct capsa_ns_child *child, int *channel_out,
+                       int *stderr_out);
 
 // Takes back the spares (kills and reaps them: they are the caller's
 // children), closes the control socket (the zygote exits), reaps the zygote.

@@ -151,10 +151,11 @@ static int one_zygote(capsa__zygote *z, unsigned kind, double *us) {
     return -errno;
   double t0 = now_us();
   struct capsa_ns_child c = {-1, 0};
-  int chan = -1;
-  int err = capsa__zygote_fork(z, kind, sv[1], &c, &chan);
+  int chan = -1, errfd = -1;
+  int err = capsa__zygote_fork(z, kind, sv[1], &c, &chan, &errfd);
   close(sv[1]);
-  if (chan >= 0) {  // a spare: its own channel
+  if (errfd >= 0) close(errfd);  // its stderr: not read in this bench
+  if (chan >= 0) {               // a spare: its own channel
     close(sv[0]);
     sv[0] = chan;
   }

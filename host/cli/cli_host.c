@@ -55,6 +55,12 @@ static void on_event(capsa_host_t *host, const capsa_host_event_t *ev) {
       if (job->on_message) job->on_message(job, ev->msg);
       break;
     case CAPSA_EV_LOG: {
+      if (ev->status == CAPSA_HOST_LOG_STDERR) {
+        // Already escaped and bounded by the host; attributed here.
+        fprintf(stderr, "capsa: renderer %d stderr: %s\n",
+                (int)capsa_renderer_pid(ev->renderer), ev->text);
+        break;
+      }
       char *line = strdup(ev->text ? ev->text : "");
       if (!line) break;
       if (job->nlogs == CAPSA_CLI_MAX_LOGS) {  // keep the tail
@@ -104,7 +110,6 @@ int capsa_cli_host_open(struct capsa_cli_host *h) {
   if (err < 0) return err;
   capsa_host_options_t o;
   capsa_host_options_init(&o);
-  o.stderr_fd = 2;
   o.require_clean_image = true;
   if (access(FONT_DIR "DejaVuSans.ttf", R_OK) == 0) {
     o.font_regular = FONT_DIR "DejaVuSans.ttf";

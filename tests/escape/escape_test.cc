@@ -161,6 +161,10 @@ void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
       break;
     case CAPSA_EV_LOG: {
       std::string t = ev->text ? ev->text : "";
+      if (ev->status == CAPSA_HOST_LOG_STDERR) {
+        fprintf(stderr, "[renderer stderr] %s\n", t.c_str());
+        break;
+      }
       if (ev->renderer == m->sibling) {
         m->sibling_logs.push_back(t);
         break;
@@ -206,7 +210,6 @@ class EscapeMatrix : public ::testing::Test {
     ASSERT_EQ(0, uv_loop_init(&m_.loop));
     capsa_host_options_t o;
     capsa_host_options_init(&o);
-    o.stderr_fd = 2;
     ASSERT_EQ(0, capsa_host_init(&m_.loop, &m_.host, &o, OnEvent));
     m_.host.data = &m_;
     inited_ = true;

@@ -357,7 +357,6 @@ TEST_P(FaultTest, HostSurvivesHealthyStayExact) {
   capsa_host_t host;
   capsa_host_options_t o;
   capsa_host_options_init(&o);
-  o.stderr_fd = -1;
   ASSERT_EQ(0, capsa_host_init(&loop, &host, &o, OnEvent));
   host.data = &s;
   capsa_kind_options_t k;
@@ -503,7 +502,6 @@ class OneFaultyRenderer : public ::testing::Test {
     ASSERT_EQ(0, uv_loop_init(&loop_));
     capsa_host_options_t o;
     capsa_host_options_init(&o);
-    o.stderr_fd = -1;
     ASSERT_EQ(0, capsa_host_init(&loop_, &host_, &o, OnEvent));
     host_inited_ = true;
     host_.data = &s_;

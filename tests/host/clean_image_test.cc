@@ -117,7 +117,10 @@ void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
   Host *t = static_cast<Host *>(h->data);
   if (ev->renderer != t->r) return;
   if (ev->type == CAPSA_EV_READY) t->ready = true;
-  if (ev->type == CAPSA_EV_LOG && ev->text) t->logs.push_back(ev->text);
+  if (ev->type == CAPSA_EV_LOG && ev->status == CAPSA_HOST_LOG_STDERR)
+    fprintf(stderr, "[renderer stderr] %s\n", ev->text);
+  else if (ev->type == CAPSA_EV_LOG && ev->text)
+    t->logs.push_back(ev->text);
   if (ev->type == CAPSA_EV_CLOSED) t->closed = true;
   if (ev->type == CAPSA_EV_SANDBOX_REFUSED || ev->type == CAPSA_EV_SPAWN_FAILED)
     fprintf(stderr, "renderer: %s %s\n", capsa_host_event_name(ev->type),
@@ -318,7 +321,6 @@ void RunHost(bool registered) {
   ASSERT_EQ(0, uv_loop_init(&t.loop));
   capsa_host_options_t o;
   capsa_host_options_init(&o);
-  o.stderr_fd = 2;
   o.require_clean_image = registered;
   ASSERT_EQ(0, capsa_host_init(&t.loop, &t.host, &o, OnEvent));
   t.host.data = &t;

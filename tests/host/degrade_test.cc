@@ -174,7 +174,6 @@ struct Host {
   Host() {
     uv_loop_init(&loop);
     capsa_host_options_init(&opts);
-    opts.stderr_fd = 2;
   }
   static void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
     Host *self = static_cast<Host *>(h->data);
@@ -188,6 +187,9 @@ struct Host {
       capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
       m.u.load_content.data = {reinterpret_cast<const uint8_t *>("open"), 4};
       EXPECT_EQ(0, capsa_renderer_send(ev->renderer, &m));
+    } else if (ev->type == CAPSA_EV_LOG &&
+               ev->status == CAPSA_HOST_LOG_STDERR) {
+      fprintf(stderr, "[renderer stderr] %s\n", ev->text);
     } else if (ev->type == CAPSA_EV_LOG) {
       self->logs.push_back(ev->text);
     } else if (ev->type == CAPSA_EV_SANDBOX_REFUSED) {

@@ -209,6 +209,28 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
     capsa_rctx_log(r, CAPSA_LOG_INFO, "as=%s cpu=%s nofile=%s nproc=%s",
                    lim(RLIMIT_AS).c_str(), lim(RLIMIT_CPU).c_str(),
                    lim(RLIMIT_NOFILE).c_str(), lim(RLIMIT_NPROC).c_str());
+  } else if (cmd == "stderr") {
+    // What fd 2 is: a pipe of our own (no terminal, nothing of the host's),
+    // then lines onto it: an escape sequence, one longer than a LOG line,
+    // and a last one without a newline, just before exiting.
+    struct stat st;
+    int fl = fcntl(2, F_GETFL);
+    bool fifo = fstat(2, &st) == 0 && S_ISFIFO(st.st_mode);
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "tty=%d fifo=%d wronly=%d nonblock=%d",
+                   isatty(2), fifo ? 1 : 0, (fl & O_ACCMODE) == O_WRONLY,
+                   (fl & O_NONBLOCK) ? 1 : 0);
+    dprintf(2, "plain line\nforged\x1b[2J\x1b]52;c;eA==\x07\n");
+    std::string long_line(700, 'y');
+    dprintf(2, "%s\n", long_line.c_str());
+    dprintf(2, "last words");
+    _exit(0);  // the runtime would add a line of its own for an error
+  } else if (cmd == "stderrflood") {
+    // Far more than the LOG budget, written as fast as the pipe takes it.
+    std::string line(500, 'z');
+    line += '\n';
+    for (int i = 0; i < 100000; i++)
+      if (write(2, line.data(), line.size()) < 0) break;
+    for (;;) pause();
   } else if (cmd == "logflood") {
     // 100 lines of 1000 bytes, as fast as the channel takes them.
     std::string line(1000, 'x');
@@ -368,6 +390,7 @@ struct Fixture {
   std::map<capsa_renderer_t *, std::string> sends;  // sent on READY
   unsigned closed = 0;
   bool host_closed = false;
+  unsigned stderr_shown = 0;
 };
 
 unsigned IndexOf(Fixture *f, capsa_renderer_t *r) {
@@ -389,6 +412,14 @@ void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
   Ev e{ev->type, ev->status, ev->signal, ev->text ? ev->text : "",
        IndexOf(f, ev->renderer)};
   f->events.push_back(e);
+  if (ev->type == CAPSA_EV_LOG && ev->status == CAPSA_HOST_LOG_STDERR) {
+    // The renderer's stderr, in the test's log (the first lines, cut); not
+    // a protocol line.
+    if (f->stderr_shown++ < 40)
+      fprintf(stderr, "[renderer %u stderr] %.160s\n", e.renderer_index,
+              e.text.c_str());
+    return;
+  }
   if (ev->type == CAPSA_EV_READY) {
     f->ready_reports[ev->renderer] = *ev->sandbox;
     f->ready_reports[ev->renderer].detail = nullptr;
@@ -416,7 +447,6 @@ class HostTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_EQ(0, uv_loop_init(&f_.loop));
     capsa_host_options_init(&opts_);
-    opts_.stderr_fd = 2;
   }
   void TearDown() override {
     // Every kind here is registered: a started host's zygote was exec'd.
@@ -474,7 +504,17 @@ class HostTest : public ::testing::Test {
   std::vector<std::string> Logs(unsigned idx = 0) {
     std::vector<std::string> v;
     for (auto &e : f_.events)
-      if (e.type == CAPSA_EV_LOG && e.renderer_index == idx)
+      if (e.type == CAPSA_EV_LOG && e.status != CAPSA_HOST_LOG_STDERR &&
+          e.renderer_index == idx)
+        v.push_back(e.text);
+    return v;
+  }
+  // Lines renderer `idx` wrote to its stderr, in order.
+  std::vector<std::string> StderrLines(unsigned idx = 0) {
+    std::vector<std::string> v;
+    for (auto &e : f_.events)
+      if (e.type == CAPSA_EV_LOG && e.status == CAPSA_HOST_LOG_STDERR &&
+          e.renderer_index == idx)
         v.push_back(e.text);
     return v;
   }
@@ -948,6 +988,56 @@ TEST_F(HostTest, EveryKindHasFiniteDefaultLimitsAndNoneIsExplicit) {
       << Logs(2)[0];
 }
 
+// A renderer's stderr is a pipe of its own, not the host's terminal: its
+// lines arrive as LOG events with status CAPSA_HOST_LOG_STDERR, escaped, cut
+// at 512 bytes, the last (without a newline) before its exit is reported.
+TEST_F(HostTest, StderrIsARendererPipeForwardedAsEscapedLogLines) {
+  int k = Kind("test");
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k, "stderr");
+  ASSERT_TRUE(RunUntil([&] { return Find(CAPSA_EV_EXITED) != nullptr; }, 10000))
+      << Dump();
+  ASSERT_EQ(1u, Logs(0).size()) << Dump();
+  EXPECT_EQ("tty=0 fifo=1 wronly=1 nonblock=0", Logs(0)[0]);
+  std::vector<std::string> err = StderrLines(0);
+  // ASan may add lines of its own: look for ours, in order.
+  std::vector<std::string> want = {
+      "plain line", "forged\\x1b[2J\\x1b]52;c;eA==\\x07", std::string(512, 'y'),
+      std::string(700 - 512, 'y'), "last words"};
+  size_t at = 0;
+  for (auto &l : err)
+    if (at < want.size() && l == want[at]) at++;
+  EXPECT_EQ(want.size(), at) << Dump();
+  // Every stderr line came before the exit event.
+  bool exited = false, late = false;
+  for (auto &e : f_.events) {
+    if (e.type == CAPSA_EV_EXITED) exited = true;
+    if (exited && e.type == CAPSA_EV_LOG) late = true;
+  }
+  EXPECT_FALSE(late) << Dump();
+  for (auto &l : err) EXPECT_EQ(std::string::npos, l.find('\x1b'));
+}
+
+// A renderer flooding its stderr is killed at the kind's LOG budget, as one
+// flooding LOG messages is; the host goes on serving a sibling.
+TEST_F(HostTest, StderrFloodIsKilledAtTheLogBudget) {
+  int k = Kind("chatty", [](capsa_kind_options_t *o) { o->heartbeat_ms = 0; });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k, "stderrflood");
+  Spawn(k, "one|two");
+  ASSERT_TRUE(RunUntil(
+      [&] { return Find(CAPSA_EV_LIMIT, 0) && Logs(1).size() >= 2; }, 10000))
+      << Dump();
+  EXPECT_NE(std::string::npos, Find(CAPSA_EV_LIMIT, 0)->text.find("log budget"))
+      << Dump();
+  EXPECT_EQ(nullptr, Find(CAPSA_EV_LIMIT, 1));
+  // Bounded: no more than a second's budget (64 KiB) plus one read's worth
+  // reached the embedder.
+  size_t bytes = 0;
+  for (auto &l : StderrLines(0)) bytes += l.size();
+  EXPECT_LE(bytes, (64u << 10) + (16u << 10)) << bytes;
+}
+
 // A renderer past its LOG budget (default 64 KiB/s) is killed with LIMIT
 // naming the budget; three healthy renderers of the same kind next to it
 // keep answering byte-exact.
@@ -1264,7 +1354,8 @@ TEST_F(BrokerTest, UnreadFileAnswersAreKilledAtTheQueueBudget) {
   bool served = RunUntil(
       [&] {
         for (auto &e : f_.events)
-          if (e.type == CAPSA_EV_LOG) got = e.text;
+          if (e.type == CAPSA_EV_LOG && e.status != CAPSA_HOST_LOG_STDERR)
+            got = e.text;
         return !got.empty();
       },
       10000);

@@ -1,0 +1,118 @@
+// A renderer's stderr: a pipe of its own (host/zygote.c makes it at fork),
+// never the host's terminal. The host reads it and forwards each line as a
+// CAPSA_EV_LOG event with status CAPSA_HOST_LOG_STDERR: attributed to the
+// renderer, escaped like every text from a renderer (host/text.h), cut at
+// CAPSA__STDERR_LINE bytes, and charged to the kind's LOG budget, so a
+// renderer that floods its stderr is killed with CAPSA_EV_LIMIT as one that
+// floods LOG messages is.
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "host/host_internal.h"
+#include "host/text.h"
+
+// Bytes read per readable event: a chatty renderer cannot hold the loop.
+#define READ_PER_EVENT (16u << 10)
+// Bytes read at its exit, whatever a descendant still writes.
+#define READ_AT_EXIT (64u << 10)
+
+static void emit_line(struct capsa_host_renderer *r) {
+  if (r->err_len == 0 || r->kill_reason) {
+    r->err_len = 0;
+    return;
+  }
+  size_t len = r->err_len;
+  r->err_len = 0;
+  // Charged while it runs; once it has exited (its last words, bounded by
+  // READ_AT_EXIT) there is nothing left to kill.
+  if (!r->exited && !capsa__budget_log_charge(r, len, uv_now(r->h->loop)))
+    return;
+  char safe[CAPSA__TEXT_MAX];
+  capsa__text_escape(r->err_line, len, safe, sizeof safe);
+  capsa_host_event_t ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = CAPSA_EV_LOG;
+  ev.status = CAPSA_HOST_LOG_STDERR;
+  ev.text = safe;
+  capsa__emit(r, &ev);
+}
+
+// Splits what was read into lines; a line longer than the buffer is passed
+// on in pieces of CAPSA__STDERR_LINE bytes.
+static void take(struct capsa_host_renderer *r, const char *buf, size_t n) {
+  for (size_t i = 0; i < n && !r->kill_reason; i++) {
+    if (buf[i] == '\n') {
+      emit_line(r);
+      continue;
+    }
+    r->err_line[r->err_len++] = buf[i];
+    if (r->err_len == sizeof r->err_line) emit_line(r);
+  }
+}
+
+// Reads at most `budget` bytes; returns false at end of file or an error.
+static bool read_some(struct capsa_host_renderer *r, size_t budget) {
+  char buf[4096];
+  while (budget > 0 && !r->kill_reason) {
+    ssize_t n = read(r->err_fd, buf, budget < sizeof buf ? budget : sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return true;
+    if (n <= 0) return false;
+    take(r, buf, (size_t)n);
+    budget -= (size_t)n;
+  }
+  return true;
+}
+
+static void stop_reading(struct capsa_host_renderer *r) {
+  if (r->err_reading) uv_poll_stop(&r->err_poll);
+  r->err_reading = false;
+}
+
+static void on_readable(uv_poll_t *p, int status, int events) {
+  struct capsa_host_renderer *r = p->data;
+  (void)events;
+  if (status < 0 || !read_some(r, READ_PER_EVENT)) {
+    emit_line(r);  // what it wrote last, without a newline
+    stop_reading(r);
+  }
+  if (r->kill_reason) stop_reading(r);
+}
+
+int capsa__stderr_start(struct capsa_host_renderer *r, int fd) {
+  r->err_fd = fd;
+  r->err_len = 0;
+  r->err_reading = r->err_polled = false;
+  // Never read blocking on the loop: without O_NONBLOCK it is not read.
+  int fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+    close(fd);
+    r->err_fd = -1;
+    return 0;
+  }
+  if (uv_poll_init(r->h->loop, &r->err_poll, fd) < 0) return 0;  // at exit
+  r->err_poll.data = r;
+  r->err_polled = true;
+  r->err_reading =
+      uv_poll_start(&r->err_poll, UV_READABLE | UV_DISCONNECT, on_readable) ==
+      0;
+  return 1;
+}
+
+void capsa__stderr_drain(struct capsa_host_renderer *r) {
+  if (r->err_fd < 0) return;
+  read_some(r, READ_AT_EXIT);
+  emit_line(r);
+  stop_reading(r);
+}
+
+void capsa__stderr_close(struct capsa_host_renderer *r, uv_close_cb cb) {
+  stop_reading(r);
+  if (r->err_polled) uv_close((uv_handle_t *)&r->err_poll, cb);
+  r->err_polled = false;
+  // uv_close has taken the descriptor out of the loop: it may go now.
+  if (r->err_fd >= 0) close(r->err_fd);
+  r->err_fd = -1;
+}
