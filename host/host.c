@@ -488,6 +488,7 @@ static void on_pong(capsa_channel_t *ch, int status, capsa_msg_t *reply,
 
 static void on_heartbeat(uv_timer_t *t) {
   struct capsa_host_renderer *r = t->data;
+  if (capsa__cpu_budget_check(r)) return;  // host/cpu_budget.c
   if (r->state != R_READY || r->ping_outstanding || r->kill_reason) return;
   capsa_msg_t ping;
   capsa_msg_init(&ping, CAPSA_MSG_PING);

@@ -170,6 +170,15 @@ bool capsa__budget_log_charge(struct capsa_host_renderer *r, size_t len,
 // A full bucket, for a new incarnation.
 void capsa__budget_log_reset(struct capsa_host_renderer *r, uint64_t now_ms);
 
+// CPU time of the process tree rooted at `root` (host/cpu_budget.c): its
+// and its live descendants' user+system time, with what they reaped. 0 or
+// -errno (ESRCH: root is gone).
+int capsa__cpu_tree_usec(pid_t root, uint64_t *usec);
+// On each heartbeat tick: kills r (true) when its tree's CPU time (its
+// cgroup's cpu.stat, else capsa__cpu_tree_usec) is past limit_cpu_seconds,
+// with CAPSA_EV_LIMIT "cpu time (process tree)".
+bool capsa__cpu_budget_check(struct capsa_host_renderer *r);
+
 // Kills r for exceeding `budget` (CAPSA_EV_LIMIT, text names the budget).
 void capsa__renderer_kill_for_limit(struct capsa_host_renderer *r,
                                     const char *budget);

@@ -129,6 +129,13 @@ static void renderer_start(unsigned k, bool pid_ns) {
   if (kind->limit_cpu) signal(SIGXCPU, on_sigxcpu);
   set_limit(RLIMIT_NOFILE, kind->limit_nofile);
   set_limit(RLIMIT_NPROC, kind->limit_nproc);
+  // Shared memory under rlimits: no file (memfd) larger than limit_memory /
+  // limit_open_files, refused with EFBIG rather than SIGXFSZ (see
+  // capsa_kind_options_t limit_memory). Applied under ASan too.
+  if (kind->limit_as && kind->limit_nofile) {
+    signal(SIGXFSZ, SIG_IGN);
+    set_limit(RLIMIT_FSIZE, kind->limit_as / kind->limit_nofile);
+  }
   capsa_sandbox_report_t *rep = &g_report[k];
   rep->namespaces = g_namespaces | (pid_ns ? CAPSA_NAMESPACE_PID : 0);
   if (kind->capmode) {

@@ -130,6 +130,52 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
     int n = 0;
     while (n < 10000 && memfd_create("x", MFD_CLOEXEC) >= 0) n++;
     capsa_rctx_log(r, CAPSA_LOG_INFO, "fds=%d errno=%d", n, errno);
+  } else if (cmd == "memfd-big") {
+    // One memfd grown past limit_memory / limit_open_files (2 MiB for the
+    // "shmem" kind) by each way of growing it: refused with EFBIG.
+    int fd = memfd_create("big", MFD_CLOEXEC);
+    if (fd < 0) return -errno;
+    errno = 0;
+    int t = ftruncate(fd, 4 << 20);
+    int te = errno;
+    errno = 0;
+    int a = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 4 << 20);
+    int ae = errno;
+    errno = 0;
+    ssize_t w = pwrite(fd, "x", 1, (off_t)(4 << 20));
+    int we = errno;
+    capsa_rctx_log(r, CAPSA_LOG_INFO,
+                   "ftruncate=%d/%d fallocate=%d/%d "
+                   "pwrite=%zd/%d",
+                   t, te, a, ae, w, we);
+  } else if (cmd == "memfd-hoard") {
+    // memfds written 4 MiB each (writing, then unmapped: nothing counts in
+    // RLIMIT_AS) until descriptors run out; logs the shmem bytes held.
+    static char chunk[64 << 10];
+    memset(chunk, 'x', sizeof chunk);
+    unsigned long long held = 0;
+    int n = 0;
+    for (; n < 10000; n++) {
+      int fd = memfd_create("hoard", MFD_CLOEXEC);
+      if (fd < 0) break;
+      for (size_t off = 0; off < (4u << 20); off += sizeof chunk) {
+        ssize_t w = write(fd, chunk, sizeof chunk);
+        if (w <= 0) break;
+        held += (unsigned long long)w;
+      }
+    }
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "memfds=%d held=%llu", n, held);
+  } else if (cmd == "burn4") {
+    // Four children that each burn CPU; the renderer itself only waits.
+    for (int i = 0; i < 4; i++) {
+      pid_t c = fork();
+      if (c < 0) return -errno;
+      if (c == 0)
+        for (volatile unsigned long j = 0;; j++) {
+        }
+    }
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "burning");
+    for (;;) pause();
   } else if (cmd == "nested-call") {
     capsa_msg_t req, rep;
     capsa_msg_init(&req, CAPSA_MSG_RESOURCE_REQUEST);
@@ -311,6 +357,8 @@ CAPSA_RENDERER_KIND(k_quits, "quits", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_roomy, "roomy", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_spare, "spare", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_spins, "spins", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_burners, "burners", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_shmem, "shmem", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_staged, "staged", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_test, "test", capsa_renderer_main, &kTestHandlers)
 int UnsandboxedMain(int fd, const capsa_sandbox_report_t *sb, void *);
@@ -813,6 +861,54 @@ TEST_F(HostTest, CpuLimitIsReportedAsALimit) {
   const Ev *e = Find(CAPSA_EV_LIMIT);
   ASSERT_NE(nullptr, e) << Dump();
   EXPECT_EQ(SIGXCPU, e->signal);
+}
+
+// limit_cpu_seconds holds for the renderer's whole tree: four children
+// that each stay under the per-process RLIMIT_CPU still end it as LIMIT.
+TEST_F(HostTest, CpuLimitCountsTheWholeProcessTree) {
+  int k = Kind("burners", [](capsa_kind_options_t *o) {
+    o->limit_cpu_seconds = 1;
+    o->heartbeat_ms = 200;  // the tree is measured on each tick
+    o->heartbeat_timeout_ms = 60000;
+  });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k, "burn4");
+  ASSERT_TRUE(RunUntil([&] { return f_.closed == 1; }, 20000)) << Dump();
+  const Ev *e = Find(CAPSA_EV_LIMIT);
+  ASSERT_NE(nullptr, e) << Dump();
+  EXPECT_EQ("cpu time (process tree)", e->text) << Dump();
+  EXPECT_FALSE(Saw(CAPSA_EV_HUNG)) << Dump();
+}
+
+// Under rlimits, shmem a renderer creates is bounded by limit_memory:
+// no memfd past limit_memory / limit_open_files (EFBIG, whichever way it
+// grows), and no more memfds than descriptors.
+TEST_F(HostTest, SharedMemoryCountsAgainstTheMemoryLimit) {
+  constexpr uint64_t kLimit = 64u << 20;
+  int k = Kind("shmem", [](capsa_kind_options_t *o) {
+    o->limit_memory = kLimit;
+    o->limit_open_files = 32;  // 2 MiB per memfd
+    o->heartbeat_ms = 0;
+  });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  char lim[512];
+  ASSERT_GT(capsa_host_limits_summary(&f_.host, lim, sizeof lim), 0);
+  if (strncmp(lim, "limits: rlimits", 15) != 0)
+    GTEST_SKIP() << "cgroup v2 memory.max charges shmem itself: " << lim;
+  Spawn(k, "memfd-big|memfd-hoard");
+  ASSERT_TRUE(RunUntil([&] { return Logs(0).size() >= 2; }, 20000)) << Dump();
+  char want[128];
+  snprintf(want, sizeof want, "ftruncate=-1/%d fallocate=-1/%d pwrite=-1/%d",
+           EFBIG, EFBIG, EFBIG);
+  EXPECT_EQ(want, Logs(0)[0]) << Dump();
+  unsigned long long held = 0;
+  int n = 0;
+  ASSERT_EQ(2, sscanf(Logs(0)[1].c_str(), "memfds=%d held=%llu", &n, &held))
+      << Dump();
+  printf("shmem held under a %llu-byte limit: %llu bytes in %d memfds\n",
+         (unsigned long long)kLimit, held, n);
+  EXPECT_GT(held, 0u);
+  EXPECT_LE(held, kLimit) << Dump();
 }
 
 TEST_F(HostTest, MemoryAndDescriptorLimitsApply) {
