@@ -95,9 +95,8 @@ int capsa__stderr_start(struct capsa_host_renderer *r, int fd) {
   if (uv_poll_init(r->h->loop, &r->err_poll, fd) < 0) return 0;  // at exit
   r->err_poll.data = r;
   r->err_polled = true;
-  r->err_reading =
-      uv_poll_start(&r->err_poll, UV_READABLE | UV_DISCONNECT, on_readable) ==
-      0;
+  r->err_reading = uv_poll_start(&r->err_poll, UV_READABLE | UV_DISCONNECT,
+                                 on_readable) == 0;
   return 1;
 }
 
