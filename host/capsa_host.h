@@ -39,9 +39,15 @@
 // Supervision: exit and crash (pidfd), hang (PING every heartbeat_ms; no PONG
 // within heartbeat_timeout_ms: killed), resource limits (cgroup v2 where
 // usable, rlimits otherwise; see "Resource limits" below), bad message
-// (killed at once, never restarted), restart policy (crash/hang/limit up to
-// max_restarts times). Renderers are independent processes: one failing
-// never touches another. Every event reaches the callback.
+// (killed at once, never restarted), restart policy (crash/hang/limit/abort/
+// request deadline up to max_restarts times per restart_window_ms, after a
+// backoff). How an incarnation ended is exactly one event: EXITED, CRASHED,
+// ABORTED, HUNG, LIMIT, BAD_MESSAGE, SANDBOX_REFUSED, KILLED (the host's
+// own decision: capsa_renderer_kill / _restart, a request deadline, host
+// close) or SHUTDOWN (a clean exit the host asked for). Requests still in
+// flight are answered (-ECANCELED) before that event. Renderers are
+// independent processes: one failing never touches another. Every event
+// reaches the callback.
 //
 // Broker services answer RESOURCE_REQUEST from renderers whose kind allows
 // them: "file:REL/PATH" (opened by the host beneath resource_dir with
@@ -99,6 +105,12 @@ typedef enum capsa_host_event_type {
   CAPSA_EV_RESTARTED,        // a new process replaces the dead one
   CAPSA_EV_SPAWN_FAILED,     // ev->status = -errno (restart failed)
   CAPSA_EV_CLOSED,           // last event of a renderer handle
+  CAPSA_EV_KILLED,           // ev->text = why: the host killed it (SIGKILL)
+  CAPSA_EV_SHUTDOWN,         // exited 0 after capsa_renderer_shutdown
+  // abort() (glibc's "stack smashing detected", assert...): SIGABRT, or,
+  // for a renderer that is pid 1 of its pid namespace (where SIGABRT's
+  // default action is ignored), the zygote's handler's exit code.
+  CAPSA_EV_ABORTED,
 } capsa_host_event_type_t;
 
 // What the host saw from outside (/proc) before serving a renderer.
@@ -267,7 +279,22 @@ typedef struct capsa_kind_options {
   uint64_t limit_log_bytes_per_second;
   unsigned heartbeat_ms;          // 0: no watchdog (default 1000)
   unsigned heartbeat_timeout_ms;  // default 5000
-  unsigned max_restarts;          // default 0
+  // A request the host sent (capsa_renderer_request) with a timeout is
+  // work in progress: while one is outstanding, a missing PONG is not a
+  // hang (the renderer answers PING between messages) — the request's own
+  // deadline judges it. When that deadline passes the renderer is killed
+  // (CAPSA_EV_KILLED "request deadline") and restarted per the policy
+  // below, unless keep_on_request_timeout (the callback then just gets
+  // -ETIMEDOUT and a late reply is dropped).
+  bool keep_on_request_timeout;  // default false
+  // Restarts: at most max_restarts within any restart_window_ms (0: over
+  // the handle's whole life), each after a backoff that starts at
+  // restart_backoff_ms and doubles per restart in the window (capped at
+  // 30 s; 0: at once). A SHUTDOWN, a kill by capsa_renderer_kill, an exit
+  // with status 0, a bad message or a refused sandbox is never restarted.
+  unsigned max_restarts;        // default 0
+  unsigned restart_window_ms;   // default 0
+  unsigned restart_backoff_ms;  // default 0
   // Keep one renderer of this kind forked ahead by the zygote, already in
   // capability mode and waiting on its channel: a spawn then only hands it
   // over (and the zygote forks the next). Costs one idle process.
@@ -337,16 +364,38 @@ int capsa_host_spawn(capsa_host_t *host, int kind, void *data,
 // for data the renderer may only read, PEER_WRITES for a frame it draws
 // into) and attach a dup of its fd with capsa_msg_add_handle().
 int capsa_renderer_send(capsa_renderer_t *r, capsa_msg_t *msg);
+
+// A request's outcome: `reply` (borrowed, valid during the call) with
+// status 0, or NULL with -ETIMEDOUT (timeout_ms passed) or -ECANCELED (the
+// renderer died or the host is closing: called before the event that
+// reports why). `r` is the renderer the request went to; it stays valid
+// during the call (it may already be restarting).
+typedef void (*capsa_renderer_reply_cb)(capsa_renderer_t *r, int status,
+                                        capsa_msg_t *reply, void *arg);
+// Sends `msg` as a request (ownership as capsa_renderer_send) and calls
+// `cb` exactly once, unless this returns < 0: -EINVAL, -ENOTCONN (not
+// ready), -ENOMEM, -EAGAIN (too many outstanding), or the channel's error.
+// timeout_ms 0: no deadline (the heartbeat still judges the renderer).
 int capsa_renderer_request(capsa_renderer_t *r, capsa_msg_t *msg,
-                           uint64_t timeout_ms, capsa_channel_reply_cb cb,
+                           uint64_t timeout_ms, capsa_renderer_reply_cb cb,
                            void *arg);
 // Answers a request the renderer sent (ev->msg of a MESSAGE event).
 int capsa_renderer_reply(capsa_renderer_t *r, const capsa_msg_t *request,
                          capsa_msg_t *reply);
 
-// Kills the renderer (SIGKILL through its pidfd) and does not restart it.
-// Its EXITED/CRASHED... then CLOSED events follow. 0 or -ESRCH.
+// Kills the renderer (SIGKILL through its pidfd) and does not restart it:
+// CAPSA_EV_KILLED "killed by the host" now, then CLOSED. 0, or -ESRCH when
+// it is already gone (its last events are on their way).
 int capsa_renderer_kill(capsa_renderer_t *r);
+// The same, but the kind's restart policy applies ("abort this job"):
+// CAPSA_EV_KILLED "restart requested", then RESTARTED (or CLOSED when the
+// policy allows no more). 0 or -ESRCH.
+int capsa_renderer_restart(capsa_renderer_t *r);
+// Asks the renderer to exit (CAPSA_MSG_SHUTDOWN): exiting 0 within
+// timeout_ms is CAPSA_EV_SHUTDOWN; otherwise it is killed (CAPSA_EV_KILLED
+// "no exit within the shutdown timeout"). Never restarted. 0, -ENOTCONN
+// (not ready), -EINVAL, or the channel's error.
+int capsa_renderer_shutdown(capsa_renderer_t *r, uint64_t timeout_ms);
 
 void *capsa_renderer_get_data(const capsa_renderer_t *r);
 void capsa_renderer_set_data(capsa_renderer_t *r, void *data);
@@ -385,7 +434,9 @@ unsigned capsa_host_zygote_restarts(const capsa_host_t *host);
 int capsa_host_kind_report(const capsa_host_t *host, int kind,
                            struct capsa_capmode_report *out);
 
-// Kills every renderer (each still gets its exit and CLOSED events), stops
+// Kills every renderer (each still gets CAPSA_EV_KILLED "host closing",
+// unless it had already ended, and CLOSED; outstanding requests get
+// -ECANCELED first), stops
 // the zygote and closes the host's handles; `cb` (may be NULL) runs from the
 // loop once everything is closed. The loop can then finish.
 void capsa_host_close(capsa_host_t *host, capsa_host_close_cb cb);

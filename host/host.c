@@ -58,6 +58,12 @@ const char *capsa_host_event_name(capsa_host_event_type_t t) {
       return "spawn-failed";
     case CAPSA_EV_CLOSED:
       return "closed";
+    case CAPSA_EV_KILLED:
+      return "killed";
+    case CAPSA_EV_SHUTDOWN:
+      return "shutdown";
+    case CAPSA_EV_ABORTED:
+      return "aborted";
   }
   return "?";
 }
@@ -92,6 +98,7 @@ void capsa_kind_options_init(capsa_kind_options_t *k, const char *name,
 
 void capsa__emit(struct capsa_host_renderer *r, capsa_host_event_t *ev) {
   ev->renderer = r;
+  if (r->observer) r->observer(r, ev, r->observer_ctx);
   if (r->h->cb) r->h->cb(r->h->pub, ev);
 }
 
@@ -120,6 +127,8 @@ static void kill_for(struct capsa_host_renderer *r,
   capsa_channel_stop(&r->ch);
   uv_timer_stop(&r->timer);
   syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+  // What waited on it learns first; then why it ended.
+  capsa_channel_cancel_requests(&r->ch);
   emit_simple(r, reason, 0, SIGKILL, text);
   if (r->exited) finish_exit(r);  // already reaped: nothing left to wait for
 }
@@ -347,8 +356,11 @@ static const char *limit_reached(struct capsa_host_renderer *r) {
 static void finish_exit(struct capsa_host_renderer *r) {
   if (r->state == R_DYING) return;
   capsa__stderr_drain(r);  // its last words before how it ended
+  // What waited on it learns first; then how it ended.
+  capsa_channel_cancel_requests(&r->ch);
   const siginfo_t *si = &r->exit_info;
   const char *limit = limit_reached(r);
+  bool pid1 = r->h->zkinds[r->kind].pid_namespace;
   if (!r->kill_reason) {
     if (limit) {
       bool exited = si->si_code == CLD_EXITED;
@@ -359,9 +371,18 @@ static void finish_exit(struct capsa_host_renderer *r) {
                r->h->kinds[r->kind].limit_cpu_seconds != CAPSA_LIMIT_NONE) {
       emit_simple(r, CAPSA_EV_LIMIT, si->si_status, SIGXCPU,
                   "cpu time (RLIMIT_CPU)");
+    } else if (si->si_code == CLD_EXITED &&
+               si->si_status == CAPSA__EXIT_ABORTED && pid1) {
+      emit_simple(r, CAPSA_EV_ABORTED, si->si_status, SIGABRT,
+                  "abort() (SIGABRT, caught as pid 1 of its namespace)");
+    } else if (si->si_code == CLD_EXITED && si->si_status == 0 &&
+               r->shutdown_asked) {
+      emit_simple(r, CAPSA_EV_SHUTDOWN, 0, 0, NULL);
     } else if (si->si_code == CLD_EXITED) {
       emit_simple(r, CAPSA_EV_EXITED, si->si_status, 0, NULL);
       if (si->si_status == 0) r->no_restart = true;
+    } else if (si->si_status == SIGABRT) {
+      emit_simple(r, CAPSA_EV_ABORTED, 0, SIGABRT, "abort() (SIGABRT)");
     } else if (si->si_status == SIGXCPU) {
       // RLIMIT_CPU: the soft limit's SIGXCPU (the hard limit is one second
       // later, see host/zygote.c).
@@ -482,14 +503,18 @@ static void on_pong(capsa_channel_t *ch, int status, capsa_msg_t *reply,
                     void *arg) {
   struct capsa_host_renderer *r = ch->data;
   r->ping_outstanding = false;
-  if (status == -ETIMEDOUT && r->state == R_READY)
+  // Busy on a request with a deadline: PINGs wait behind it, and that
+  // deadline, not the heartbeat, judges the renderer.
+  if (status == -ETIMEDOUT && r->state == R_READY && r->deadline_requests == 0)
     kill_for(r, CAPSA_EV_HUNG, "no pong within the heartbeat timeout");
 }
 
 static void on_heartbeat(uv_timer_t *t) {
   struct capsa_host_renderer *r = t->data;
   if (capsa__cpu_budget_check(r)) return;  // host/cpu_budget.c
-  if (r->state != R_READY || r->ping_outstanding || r->kill_reason) return;
+  if (r->state != R_READY || r->ping_outstanding || r->kill_reason ||
+      r->deadline_requests > 0)
+    return;
   capsa_msg_t ping;
   capsa_msg_init(&ping, CAPSA_MSG_PING);
   ping.u.ping.seq = uv_now(r->h->loop);
@@ -716,6 +741,8 @@ static int launch(struct capsa_host_renderer *r) {
   r->pid = c.pid;
   r->state = R_STARTING;
   r->kill_reason = 0;
+  r->shutdown_asked = false;
+  r->deadline_requests = 0;
   r->ping_outstanding = false;
   r->exited = false;
   r->peer_closed = false;
@@ -758,17 +785,61 @@ void capsa__renderer_unpend(struct capsa_host_renderer *r) {
   maybe_free(r);
 }
 
+#define BACKOFF_CAP_MS 30000u
+
+static void relaunch(struct capsa_host_renderer *r) {
+  int err = launch(r);
+  if (err == 0) {
+    emit_simple(r, CAPSA_EV_RESTARTED, (int)r->restarts, 0, NULL);
+    return;
+  }
+  emit_simple(r, CAPSA_EV_SPAWN_FAILED, err, 0, strerror(-err));
+  uv_close((uv_handle_t *)&r->timer, on_timer_closed);
+}
+
+static void on_backoff_done(uv_timer_t *t) {
+  struct capsa_host_renderer *r = t->data;
+  r->backing_off = false;
+  if (r->no_restart || r->h->closing)
+    uv_close((uv_handle_t *)&r->timer, on_timer_closed);
+  else
+    relaunch(r);
+}
+
+// Ends a backoff without restarting (killed, host closing): CLOSED follows.
+static void cancel_backoff(struct capsa_host_renderer *r) {
+  if (!r->backing_off) return;
+  r->backing_off = false;
+  uv_timer_stop(&r->timer);
+  uv_close((uv_handle_t *)&r->timer, on_timer_closed);
+}
+
+// The n-th restart of a window waits restart_backoff_ms * 2^(n-1), capped.
+static uint64_t backoff_ms(const capsa_kind_options_t *k, unsigned n) {
+  uint64_t d = k->restart_backoff_ms;
+  for (unsigned i = 1; i < n && d < BACKOFF_CAP_MS; i++) d *= 2;
+  return d < BACKOFF_CAP_MS ? d : BACKOFF_CAP_MS;
+}
+
 static void after_incarnation(struct capsa_host_renderer *r) {
   struct capsa__host_impl *h = r->h;
   const capsa_kind_options_t *k = &h->kinds[r->kind];
-  if (!r->no_restart && !h->closing && r->restarts < k->max_restarts) {
+  uint64_t now = uv_now(h->loop);
+  if (k->restart_window_ms && r->window_restarts > 0 &&
+      now - r->window_start_ms >= k->restart_window_ms)
+    r->window_restarts = 0;  // a new window: the old restarts are forgiven
+  if (!r->no_restart && !h->closing && r->window_restarts < k->max_restarts) {
+    if (r->window_restarts == 0) r->window_start_ms = now;
+    r->window_restarts++;
     r->restarts++;
-    int err = launch(r);
-    if (err == 0) {
-      emit_simple(r, CAPSA_EV_RESTARTED, (int)r->restarts, 0, NULL);
+    uint64_t wait = backoff_ms(k, r->window_restarts);
+    if (wait == 0) {
+      relaunch(r);
       return;
     }
-    emit_simple(r, CAPSA_EV_SPAWN_FAILED, err, 0, strerror(-err));
+    r->backing_off = true;
+    uv_timer_start(&r->timer, on_backoff_done, wait, 0);
+    return;
   }
   uv_close((uv_handle_t *)&r->timer, on_timer_closed);
 }
@@ -984,12 +1055,46 @@ int capsa_renderer_send(capsa_renderer_t *r, capsa_msg_t *msg) {
   return capsa_channel_send(&r->ch, msg);
 }
 
+// One host request in flight: the embedder's callback, and whether its
+// deadline stands in for the heartbeat.
+struct host_request {
+  struct capsa_host_renderer *r;
+  capsa_renderer_reply_cb cb;
+  void *arg;
+  bool deadline;
+};
+
+static void on_request_done(capsa_channel_t *ch, int status, capsa_msg_t *reply,
+                            void *arg) {
+  (void)ch;
+  struct host_request q = *(struct host_request *)arg;
+  free(arg);
+  struct capsa_host_renderer *r = q.r;
+  if (q.deadline) r->deadline_requests--;
+  q.cb((capsa_renderer_t *)r, status, reply, q.arg);
+  if (status == -ETIMEDOUT && q.deadline &&
+      !r->h->kinds[r->kind].keep_on_request_timeout && r->state == R_READY)
+    kill_for(r, CAPSA_EV_KILLED, "request deadline");
+  capsa__renderer_unpend(r);
+}
+
 int capsa_renderer_request(capsa_renderer_t *r, capsa_msg_t *msg,
-                           uint64_t timeout_ms, capsa_channel_reply_cb cb,
+                           uint64_t timeout_ms, capsa_renderer_reply_cb cb,
                            void *arg) {
   if (!r || !msg || !cb) return -EINVAL;
   if (!serving(r)) return -ENOTCONN;
-  return capsa_channel_request(&r->ch, msg, timeout_ms, cb, arg);
+  struct host_request *q = malloc(sizeof *q);
+  if (!q) return -ENOMEM;
+  *q = (struct host_request){r, cb, arg, timeout_ms != 0};
+  int err = capsa_channel_request(
+      &r->ch, msg, timeout_ms ? timeout_ms : UINT64_MAX, on_request_done, q);
+  if (err < 0) {
+    free(q);
+    return err;
+  }
+  r->pending++;
+  if (q->deadline) r->deadline_requests++;
+  return 0;
 }
 
 int capsa_renderer_reply(capsa_renderer_t *r, const capsa_msg_t *request,
@@ -1001,10 +1106,42 @@ int capsa_renderer_reply(capsa_renderer_t *r, const capsa_msg_t *request,
 
 int capsa_renderer_kill(capsa_renderer_t *r) {
   if (!r) return -EINVAL;
+  if (r->backing_off) {  // no process now: just no restart
+    r->no_restart = true;
+    cancel_backoff(r);
+    return 0;
+  }
+  r->no_restart = true;  // also when it is already ending: no restart
   if (r->state == R_DYING || r->pidfd < 0) return -ESRCH;
+  if (r->kill_reason) return 0;  // already being killed, reported then
+  kill_for(r, CAPSA_EV_KILLED, "killed by the host");
+  return 0;
+}
+
+int capsa_renderer_restart(capsa_renderer_t *r) {
+  if (!r) return -EINVAL;
+  if (r->state == R_DYING || r->pidfd < 0 || r->kill_reason) return -ESRCH;
+  kill_for(r, CAPSA_EV_KILLED, "restart requested");
+  return 0;
+}
+
+static void on_shutdown_timeout(uv_timer_t *t) {
+  kill_for(t->data, CAPSA_EV_KILLED, "no exit within the shutdown timeout");
+}
+
+int capsa_renderer_shutdown(capsa_renderer_t *r, uint64_t timeout_ms) {
+  if (!r) return -EINVAL;
+  if (!serving(r)) return -ENOTCONN;
+  if (r->shutdown_asked) return 0;
+  capsa_msg_t m;
+  capsa_msg_init(&m, CAPSA_MSG_SHUTDOWN);
+  int err = capsa_channel_send(&r->ch, &m);
+  if (err < 0) return err;
+  r->shutdown_asked = true;
   r->no_restart = true;
-  if (syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0) < 0)
-    return -errno;
+  // The heartbeat's timer now keeps the shutdown's deadline.
+  uv_timer_stop(&r->timer);
+  uv_timer_start(&r->timer, on_shutdown_timeout, timeout_ms, 0);
   return 0;
 }
 
@@ -1139,14 +1276,23 @@ void capsa_host_close(capsa_host_t *host, capsa_host_close_cb cb) {
   if (h->closing) return;
   h->closing = true;
   h->close_cb = cb;
-  for (struct capsa_host_renderer *r = h->renderers; r; r = r->next) {
+  for (struct capsa_host_renderer *r = h->renderers, *next; r; r = next) {
+    next = r->next;
     r->no_restart = true;
+    if (r->backing_off) {
+      cancel_backoff(r);
+      continue;
+    }
     // Nothing more is served, and what it queued with the broker is
     // dropped now, not when its exit is seen: the loop holds none of it.
     capsa_channel_stop(&r->ch);
     capsa__broker_cancel(r);
-    if (r->state != R_DYING && r->pidfd >= 0)
-      syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+    if (r->state != R_DYING && r->pidfd >= 0) {
+      if (!r->kill_reason && !r->exited)
+        kill_for(r, CAPSA_EV_KILLED, "host closing");
+      else
+        syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+    }
   }
   if (h->live == 0) finish_close(h);
 }

@@ -41,7 +41,15 @@ struct capsa_host_renderer {
   capsa_renderer_check_t check;
   int check_err;
   capsa_cgroup_t *cg;  // this incarnation's cgroup (limits), or NULL
-  unsigned restarts;
+  unsigned restarts;   // over the handle's life
+  // Restart policy (host.c after_incarnation): restarts in the current
+  // restart_window_ms, since window_start_ms; waiting out a backoff on
+  // `timer` (no process then).
+  unsigned window_restarts;
+  uint64_t window_start_ms;
+  bool backing_off;
+  bool shutdown_asked;         // capsa_renderer_shutdown: exit 0 = SHUTDOWN
+  unsigned deadline_requests;  // host requests with a timeout outstanding
   unsigned pending;  // broker requests in flight (keep the memory alive)
   struct capsa__dns_req *dns;  // this renderer's name lookups in flight
   unsigned dns_inflight;
@@ -58,6 +66,11 @@ struct capsa_host_renderer {
   bool err_reading;
   size_t err_len;
   char err_line[CAPSA__STDERR_LINE];
+  // Sees every event of this handle before the embedder's callback (a
+  // worker pool, host/pool.c); NULL: none.
+  void (*observer)(struct capsa_host_renderer *r, const capsa_host_event_t *ev,
+                   void *ctx);
+  void *observer_ctx;
   struct capsa_host_renderer *next;
 };
 

@@ -120,6 +120,14 @@ static void on_sigxcpu(int sig) {
   _exit(CAPSA__EXIT_CPU_LIMIT);
 }
 
+// The same for SIGABRT: without this, glibc's abort() falls through to its
+// last resort, a fault, and a failed assert or "stack smashing detected"
+// would be reported as SIGSEGV.
+static void on_sigabrt(int sig) {
+  (void)sig;
+  _exit(CAPSA__EXIT_ABORTED);
+}
+
 // In a freshly forked renderer: limits, capability mode, then main. Never
 // returns.
 static void renderer_start(unsigned k, bool pid_ns) {
@@ -127,6 +135,7 @@ static void renderer_start(unsigned k, bool pid_ns) {
   set_limit(RLIMIT_AS, kind->limit_as);
   set_limit(RLIMIT_CPU, kind->limit_cpu);
   if (kind->limit_cpu) signal(SIGXCPU, on_sigxcpu);
+  if (pid_ns) signal(SIGABRT, on_sigabrt);
   set_limit(RLIMIT_NOFILE, kind->limit_nofile);
   set_limit(RLIMIT_NPROC, kind->limit_nproc);
   // Shared memory under rlimits: no file (memfd) larger than limit_memory /

@@ -60,6 +60,9 @@ extern "C" {
 
 // Exit code of a renderer that reached its RLIMIT_CPU soft limit.
 #define CAPSA__EXIT_CPU_LIMIT 152
+// Exit code of a renderer (pid 1 of its pid namespace, where SIGABRT's
+// default action is ignored) that called abort().
+#define CAPSA__EXIT_ABORTED 153
 
 // A renderer's entry point, run after capability mode. `sandbox` (valid
 // for the process's life) is what the launcher did, to report in HELLO.

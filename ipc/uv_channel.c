@@ -279,15 +279,24 @@ static void on_handle_closed(uv_handle_t *h) {
   if (ch->on_close) ch->on_close(ch);
 }
 
+int capsa_channel_cancel_requests(capsa_channel_t *ch) {
+  if (ch == NULL || ch->core == NULL) return 0;
+  int n = 0;
+  capsa__pending_t p;
+  while (capsa__core_take_any(ch->core, &p)) {
+    ((capsa_channel_reply_cb)p.cb)(ch, -ECANCELED, NULL, p.arg);
+    n++;
+  }
+  return n;
+}
+
 void capsa_channel_close(capsa_channel_t *ch, capsa_channel_close_cb cb) {
   if (ch == NULL || ch->core == NULL || (ch->flags & F_CLOSING)) return;
   ch->flags |= F_CLOSING;
   ch->on_close = cb;
   uv_poll_stop(&ch->poll);
   uv_timer_stop(&ch->timer);
-  capsa__pending_t p;
-  while (capsa__core_take_any(ch->core, &p))
-    ((capsa_channel_reply_cb)p.cb)(ch, -ECANCELED, NULL, p.arg);
+  capsa_channel_cancel_requests(ch);
   uv_close((uv_handle_t *)&ch->poll, on_handle_closed);
   uv_close((uv_handle_t *)&ch->timer, on_handle_closed);
 }

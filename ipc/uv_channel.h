@@ -142,6 +142,12 @@ size_t capsa_channel_queued_fds(const capsa_channel_t *ch);
 // loop for ring data the channel will not read yet.
 int capsa_channel_reading(const capsa_channel_t *ch);
 
+// Calls every outstanding request's callback now with -ECANCELED (reply
+// NULL), as capsa_channel_close would later: a supervisor that learns its
+// peer is gone answers the waiting requests before it reports why. The
+// channel stays usable. Returns how many were cancelled.
+int capsa_channel_cancel_requests(capsa_channel_t *ch);
+
 // Closes the socket and every queued descriptor, cancels outstanding
 // requests (-ECANCELED), then calls `cb` (may be NULL) from the loop. The
 // memory of *ch must stay valid until then.

@@ -252,7 +252,7 @@ static int input_region(const uint8_t *data, size_t len) {
   return fd;
 }
 
-static void gzip_reply(capsa_channel_t *ch, int status, capsa_msg_t *reply,
+static void gzip_reply(capsa_renderer_t *r, int status, capsa_msg_t *reply,
                        void *arg) {
   struct capsa_cli_job *job = arg;
   if (status < 0 || !reply) {

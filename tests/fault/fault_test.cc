@@ -584,7 +584,7 @@ INSTANTIATE_TEST_SUITE_P(
             "exhaust-memory",
             {CAPSA_EV_EXITED, CAPSA_EV_CRASHED, CAPSA_EV_LIMIT, CAPSA_EV_HUNG},
             nullptr},
-        Fault{"fork-bomb", {CAPSA_EV_HUNG, CAPSA_EV_CRASHED}, "forked "}),
+        Fault{"fork-bomb", {CAPSA_EV_HUNG, CAPSA_EV_KILLED}, "forked "}),
     [](const ::testing::TestParamInfo<Fault> &i) {
       std::string n = i.param.cmd;
       for (auto &c : n)

@@ -1,0 +1,645 @@
+// Supervision (host/capsa_host.h): how an incarnation ended is exactly one
+// event — KILLED (the host's decision), SHUTDOWN (asked, exit 0), ABORTED,
+// CRASHED... — requests in flight are answered before it, a request's
+// deadline (not the heartbeat) judges a busy renderer, and restarts follow
+// the kind's window and backoff. Real hosts, real renderers, root and
+// uid 65534.
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <set>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "host/capsa_host.h"
+#include "host/capsa_pool.h"
+#include "host/kind_registry.h"
+#include "renderer/runtime.h"
+
+namespace {
+
+// --- renderer side ----------------------------------------------------------
+// LOAD_CONTENT "crash" / "abort" / "hang" / anything (ignored). A GZIP_JOB
+// request is a job whose inline data is the command: "sleep MS" answers
+// after MS, "hang" never, "abort" aborts, anything else is echoed back.
+
+std::string Bytes(const capsa_bytes_t &b) {
+  return std::string(reinterpret_cast<const char *>(b.data), b.len);
+}
+
+void Act(const std::string &cmd) {
+  if (cmd == "crash") {
+    signal(SIGSEGV, SIG_DFL);
+    *(volatile int *)nullptr = 1;
+  } else if (cmd == "abort") {
+    abort();
+  } else if (cmd == "hang") {
+    for (;;) pause();
+  } else if (cmd.rfind("sleep ", 0) == 0) {
+    usleep((useconds_t)atoi(cmd.c_str() + 6) * 1000);
+  } else if (cmd.rfind("burn ", 0) == 0) {  // CPU, not sleep
+    struct timespec t0, t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+    long ms = atol(cmd.c_str() + 5);
+    do {
+      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    } while ((t.tv_sec - t0.tv_sec) * 1000 +
+                 (t.tv_nsec - t0.tv_nsec) / 1000000 <
+             ms);
+  }
+}
+
+int OnSupMessage(capsa_rctx_t *r, capsa_msg_t *m) {
+  if (m->type == CAPSA_MSG_LOAD_CONTENT) {
+    Act(Bytes(m->u.load_content.data));
+    return 0;
+  }
+  if (m->type != CAPSA_MSG_GZIP_JOB) return -EPROTO;
+  std::string cmd = Bytes(m->u.gzip_job.data);
+  Act(cmd);
+  capsa_msg_t rep;
+  capsa_msg_init(&rep, CAPSA_MSG_GZIP_RESULT);
+  rep.u.gzip_result.job_id = m->u.gzip_job.job_id;
+  rep.u.gzip_result.data = m->u.gzip_job.data;
+  rep.u.gzip_result.out_size = m->u.gzip_job.data.len;
+  return capsa_rctx_reply(r, m, &rep);
+}
+
+const capsa_renderer_handlers_t kSup = {"sup", nullptr, OnSupMessage,
+                                        nullptr};
+
+CAPSA_RENDERER_KIND(k_sup, "sup", capsa_renderer_main, &kSup)
+CAPSA_RENDERER_KIND(k_sup_flat, "sup-flat", capsa_renderer_main, &kSup)
+CAPSA_RENDERER_KIND(k_sup_pool, "sup-pool", capsa_renderer_main, &kSup)
+
+// --- host side --------------------------------------------------------------
+
+struct Seen {
+  capsa_host_event_type_t type;
+  std::string text;
+  int status, signal;
+  uint64_t at_ms;
+};
+
+class Supervision : public ::testing::Test {
+ public:
+  void SetUp() override {
+    ASSERT_EQ(0, uv_loop_init(&loop_));
+    ASSERT_EQ(0, capsa_host_init(&loop_, &host_, nullptr, OnEvent));
+    host_.data = this;
+  }
+  void TearDown() override {
+    capsa_host_close(&host_, [](capsa_host_t *h) {
+      static_cast<Supervision *>(h->data)->host_closed_ = true;
+    });
+    Run([&] { return host_closed_; }, 10000);
+    EXPECT_TRUE(host_closed_);
+    EXPECT_EQ(0, uv_loop_close(&loop_)) << "handles left open on the loop";
+  }
+  static void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
+    auto *t = static_cast<Supervision *>(h->data);
+    if (ev->type == CAPSA_EV_LOG) return;
+    t->seen_.push_back({ev->type, ev->text ? ev->text : "", ev->status,
+                        ev->signal, uv_now(&t->loop_)});
+    t->order_ += std::string(capsa_host_event_name(ev->type)) + " ";
+    if (ev->type == CAPSA_EV_READY) t->ready_++;
+    if (ev->type == CAPSA_EV_CLOSED) t->closed_++;
+  }
+  int Kind(const char *name, void (*tweak)(capsa_kind_options_t *) = nullptr) {
+    capsa_kind_options_t k;
+    capsa_kind_options_init(&k, name, capsa_renderer_main, (void *)&kSup);
+    k.heartbeat_ms = 100;
+    k.heartbeat_timeout_ms = 300;
+    if (tweak) tweak(&k);
+    return capsa_host_define_kind(&host_, &k);
+  }
+  capsa_renderer_t *Start(int kind) {
+    EXPECT_EQ(0, capsa_host_start(&host_));
+    capsa_renderer_t *r = nullptr;
+    EXPECT_EQ(0, capsa_host_spawn(&host_, kind, nullptr, &r));
+    EXPECT_TRUE(Run([&] { return ready_ >= 1; }, 10000)) << order_;
+    return r;
+  }
+  template <typename Pred>
+  bool Run(Pred done, int timeout_ms) {
+    uint64_t end = uv_now(&loop_) + (uint64_t)timeout_ms;
+    while (!done()) {
+      uv_update_time(&loop_);
+      if (uv_now(&loop_) > end) return false;
+      uv_run(&loop_, UV_RUN_ONCE);
+    }
+    return true;
+  }
+  void Send(capsa_renderer_t *r, const std::string &cmd) {
+    capsa_msg_t m;
+    capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
+    m.u.load_content.data = {reinterpret_cast<const uint8_t *>(cmd.data()),
+                             cmd.size()};
+    ASSERT_EQ(0, capsa_renderer_send(r, &m));
+  }
+  // A job request; its outcome lands in status_/reply_/reply_renderer_.
+  int Job(capsa_renderer_t *r, const std::string &cmd, uint64_t timeout_ms) {
+    capsa_msg_t m;
+    capsa_msg_init(&m, CAPSA_MSG_GZIP_JOB);
+    m.u.gzip_job.op = CAPSA_GZIP_COMPRESS;
+    m.u.gzip_job.data = {reinterpret_cast<const uint8_t *>(cmd.data()),
+                         cmd.size()};
+    m.u.gzip_job.in_size = cmd.size();
+    return capsa_renderer_request(
+        r, &m, timeout_ms,
+        [](capsa_renderer_t *rr, int status, capsa_msg_t *reply, void *arg) {
+          auto *t = static_cast<Supervision *>(arg);
+          t->status_ = status;
+          t->replied_ = true;
+          t->reply_renderer_ = rr;
+          t->reply_ = reply ? Bytes(reply->u.gzip_result.data) : "";
+          t->order_ += "reply(" + std::to_string(status) + ") ";
+        },
+        this);
+  }
+  const Seen *Find(capsa_host_event_type_t type) {
+    for (auto &s : seen_)
+      if (s.type == type) return &s;
+    return nullptr;
+  }
+  unsigned Count(capsa_host_event_type_t type) {
+    unsigned n = 0;
+    for (auto &s : seen_) n += s.type == type;
+    return n;
+  }
+
+  uv_loop_t loop_;
+  capsa_host_t host_;
+  bool host_closed_ = false;
+  std::vector<Seen> seen_;
+  std::string order_;
+  unsigned ready_ = 0, closed_ = 0;
+  bool replied_ = false;
+  int status_ = 1;
+  std::string reply_;
+  capsa_renderer_t *reply_renderer_ = nullptr;
+};
+
+TEST_F(Supervision, KillIsKilledNeverACrashAndNeverRestarted) {
+  int k = Kind("sup", [](capsa_kind_options_t *o) { o->max_restarts = 3; });
+  capsa_renderer_t *r = Start(k);
+  ASSERT_NE(nullptr, r);
+  ASSERT_EQ(0, capsa_renderer_kill(r));
+  ASSERT_TRUE(Run([&] { return closed_ == 1; }, 5000)) << order_;
+  const Seen *e = Find(CAPSA_EV_KILLED);
+  ASSERT_NE(nullptr, e) << order_;
+  EXPECT_EQ("killed by the host", e->text);
+  EXPECT_EQ(SIGKILL, e->signal);
+  EXPECT_EQ(0u, Count(CAPSA_EV_CRASHED)) << order_;
+  EXPECT_EQ(0u, Count(CAPSA_EV_RESTARTED)) << order_;
+  EXPECT_EQ("ready killed closed ", order_);
+  EXPECT_EQ(-EINVAL, capsa_renderer_kill(nullptr));
+  EXPECT_EQ(-EINVAL, capsa_renderer_restart(nullptr));
+}
+
+TEST_F(Supervision, RestartKillsAndRestartsUnderThePolicy) {
+  int k = Kind("sup", [](capsa_kind_options_t *o) { o->max_restarts = 1; });
+  capsa_renderer_t *r = Start(k);
+  ASSERT_EQ(0, capsa_renderer_restart(r));
+  ASSERT_TRUE(Run([&] { return ready_ == 2; }, 10000)) << order_;
+  EXPECT_EQ("ready killed restarted ready ", order_);
+  EXPECT_EQ("restart requested", Find(CAPSA_EV_KILLED)->text);
+  // The policy's one restart is spent: the next restart only kills.
+  ASSERT_EQ(0, capsa_renderer_restart(r));
+  ASSERT_TRUE(Run([&] { return closed_ == 1; }, 5000)) << order_;
+  EXPECT_EQ("ready killed restarted ready killed closed ", order_);
+}
+
+TEST_F(Supervision, ShutdownIsACleanEndNotAnExit) {
+  int k = Kind("sup", [](capsa_kind_options_t *o) { o->max_restarts = 3; });
+  capsa_renderer_t *r = Start(k);
+  ASSERT_EQ(0, capsa_renderer_shutdown(r, 5000));
+  ASSERT_TRUE(Run([&] { return closed_ == 1; }, 10000)) << order_;
+  EXPECT_EQ("ready shutdown closed ", order_);
+}
+
+TEST_F(Supervision, ShutdownIgnoredIsKilledAtItsTimeout) {
+  int k = Kind("sup", [](capsa_kind_options_t *o) { o->heartbeat_ms = 0; });
+  capsa_renderer_t *r = Start(k);
+  Send(r, "hang");  // busy: never reads the SHUTDOWN
+  ASSERT_EQ(0, capsa_renderer_shutdown(r, 200));
+  EXPECT_EQ(0, capsa_renderer_shutdown(r, 200)) << "asked once";
+  EXPECT_EQ(-EINVAL, capsa_renderer_shutdown(nullptr, 0));
+  ASSERT_TRUE(Run([&] { return closed_ == 1; }, 10000)) << order_;
+  EXPECT_EQ("ready killed closed ", order_);
+  EXPECT_EQ("no exit within the shutdown timeout",
+            Find(CAPSA_EV_KILLED)->text);
+}
+
+TEST_F(Supervision, AbortIsReportedAsAnAbortAsPidOne) {
+  int k = Kind("sup");
+  capsa_renderer_t *r = Start(k);
+  Send(r, "abort");
+  ASSERT_TRUE(Run([&] { return closed_ == 1; }, 10000)) << order_;
+  const Seen *e = Find(CAPSA_EV_ABORTED);
+  ASSERT_NE(nullptr, e) << order_;
+  EXPECT_EQ(SIGABRT, e->signal);
+  EXPECT_EQ(0u, Count(CAPSA_EV_CRASHED)) << order_;
+}
+
+TEST_F(Supervision, AbortIsReportedAsAnAbortWithoutAPidNamespace) {
+  int k = Kind("sup-flat",
+               [](capsa_kind_options_t *o) { o->pid_namespace = false; });
+  capsa_renderer_t *r = Start(k);
+  Send(r, "abort");
+  ASSERT_TRUE(Run([&] { return closed_ == 1; }, 10000)) << order_;
+  const Seen *e = Find(CAPSA_EV_ABORTED);
+  ASSERT_NE(nullptr, e) << order_;
+  EXPECT_EQ(SIGABRT, e->signal);
+  EXPECT_EQ("abort() (SIGABRT)", e->text);
+}
+
+TEST_F(Supervision, HostCloseReportsKilledAndCancelsRequestsFirst) {
+  int k = Kind("sup");
+  capsa_renderer_t *r = Start(k);
+  ASSERT_EQ(0, Job(r, "hang", 0));
+  capsa_host_close(&host_, [](capsa_host_t *h) {
+    static_cast<Supervision *>(h->data)->host_closed_ = true;
+  });
+  ASSERT_TRUE(Run([&] { return host_closed_; }, 10000)) << order_;
+  EXPECT_EQ("ready reply(" + std::to_string(-ECANCELED) + ") killed closed ",
+            order_);
+  EXPECT_EQ("host closing", Find(CAPSA_EV_KILLED)->text);
+  EXPECT_EQ(r, reply_renderer_);
+}
+
+TEST_F(Supervision, ACrashAnswersTheRequestInFlightBeforeItIsReported) {
+  int k = Kind("sup");
+  capsa_renderer_t *r = Start(k);
+  ASSERT_EQ(0, Job(r, "crash", 5000));
+  ASSERT_TRUE(Run([&] { return closed_ == 1; }, 10000)) << order_;
+  EXPECT_EQ("ready reply(" + std::to_string(-ECANCELED) + ") crashed closed ",
+            order_);
+  EXPECT_EQ(r, reply_renderer_);
+}
+
+TEST_F(Supervision, AJobWithADeadlineLongerThanTheHeartbeatIsNotAHang) {
+  int k = Kind("sup");  // heartbeat 100 ms, pong timeout 300 ms
+  capsa_renderer_t *r = Start(k);
+  ASSERT_EQ(0, Job(r, "sleep 1200", 10000));
+  ASSERT_TRUE(Run([&] { return replied_; }, 10000)) << order_;
+  EXPECT_EQ(0, status_);
+  EXPECT_EQ("sleep 1200", reply_);
+  EXPECT_EQ(r, reply_renderer_);
+  EXPECT_EQ(0u, Count(CAPSA_EV_HUNG)) << order_;
+  // And the heartbeat judges it again once the job is done.
+  Send(r, "hang");
+  ASSERT_TRUE(Run([&] { return closed_ == 1; }, 10000)) << order_;
+  EXPECT_EQ(1u, Count(CAPSA_EV_HUNG)) << order_;
+}
+
+TEST_F(Supervision, AJobWithoutADeadlineIsJudgedByTheHeartbeat) {
+  int k = Kind("sup");
+  capsa_renderer_t *r = Start(k);
+  ASSERT_EQ(0, Job(r, "hang", 0));
+  ASSERT_TRUE(Run([&] { return closed_ == 1; }, 10000)) << order_;
+  EXPECT_EQ("ready reply(" + std::to_string(-ECANCELED) + ") hung closed ",
+            order_);
+  EXPECT_EQ(-ECANCELED, status_);
+}
+
+TEST_F(Supervision, APassedDeadlineKillsAndRestarts) {
+  int k = Kind("sup", [](capsa_kind_options_t *o) { o->max_restarts = 1; });
+  capsa_renderer_t *r = Start(k);
+  ASSERT_EQ(0, Job(r, "hang", 300));
+  ASSERT_TRUE(Run([&] { return ready_ == 2; }, 10000)) << order_;
+  EXPECT_EQ("ready reply(" + std::to_string(-ETIMEDOUT) +
+                ") killed restarted ready ",
+            order_);
+  EXPECT_EQ("request deadline", Find(CAPSA_EV_KILLED)->text);
+  // The new incarnation serves.
+  replied_ = false;
+  ASSERT_EQ(0, Job(r, "again", 5000));
+  ASSERT_TRUE(Run([&] { return replied_; }, 5000)) << order_;
+  EXPECT_EQ(0, status_);
+  EXPECT_EQ("again", reply_);
+}
+
+TEST_F(Supervision, KeepOnRequestTimeoutOnlyTimesOut) {
+  int k = Kind("sup", [](capsa_kind_options_t *o) {
+    o->keep_on_request_timeout = true;
+  });
+  capsa_renderer_t *r = Start(k);
+  ASSERT_EQ(0, Job(r, "sleep 600", 100));
+  ASSERT_TRUE(Run([&] { return replied_; }, 5000)) << order_;
+  EXPECT_EQ(-ETIMEDOUT, status_);
+  // Its late answer is dropped; it goes on serving.
+  replied_ = false;
+  ASSERT_EQ(0, Job(r, "next", 5000));
+  ASSERT_TRUE(Run([&] { return replied_; }, 5000)) << order_;
+  EXPECT_EQ(0, status_);
+  EXPECT_EQ("next", reply_);
+  EXPECT_EQ("ready reply(" + std::to_string(-ETIMEDOUT) + ") reply(0) ",
+            order_);
+}
+
+TEST_F(Supervision, RestartsBackOffAndStopAtTheWindowsBudget) {
+  int k = Kind("sup", [](capsa_kind_options_t *o) {
+    o->max_restarts = 2;
+    o->restart_window_ms = 60000;
+    o->restart_backoff_ms = 150;
+  });
+  capsa_renderer_t *r = Start(k);
+  for (unsigned i = 1; i <= 3; i++) {
+    Send(r, "crash");
+    ASSERT_TRUE(Run([&] { return Count(CAPSA_EV_CRASHED) == i; }, 10000))
+        << order_;
+    if (i < 3) {
+      ASSERT_TRUE(Run([&] { return ready_ == i + 1; }, 10000)) << order_;
+    }
+  }
+  ASSERT_TRUE(Run([&] { return closed_ == 1; }, 10000)) << order_;
+  EXPECT_EQ(2u, Count(CAPSA_EV_RESTARTED)) << order_;
+  // Each restart waited its backoff (150 ms, then doubled): lower bounds.
+  std::vector<uint64_t> crash, restart;
+  for (auto &s : seen_) {
+    if (s.type == CAPSA_EV_CRASHED) crash.push_back(s.at_ms);
+    if (s.type == CAPSA_EV_RESTARTED) restart.push_back(s.at_ms);
+  }
+  ASSERT_EQ(2u, restart.size());
+  EXPECT_GE(restart[0] - crash[0], 150u);
+  EXPECT_GE(restart[1] - crash[1], 300u);
+  // RESTARTED carries the handle's restart count.
+  int last = 0;
+  for (auto &e : seen_)
+    if (e.type == CAPSA_EV_RESTARTED) last = e.status;
+  EXPECT_EQ(2, last) << order_;
+}
+
+TEST_F(Supervision, ANewWindowForgivesOldRestarts) {
+  int k = Kind("sup", [](capsa_kind_options_t *o) {
+    o->max_restarts = 1;
+    o->restart_window_ms = 300;
+  });
+  capsa_renderer_t *r = Start(k);
+  Send(r, "crash");
+  ASSERT_TRUE(Run([&] { return ready_ == 2; }, 10000)) << order_;
+  usleep(400 * 1000);  // the window passes
+  Send(r, "crash");
+  ASSERT_TRUE(Run([&] { return ready_ == 3; }, 10000)) << order_;
+  // Within the new window, the budget of one is spent: closed.
+  Send(r, "crash");
+  ASSERT_TRUE(Run([&] { return closed_ == 1; }, 10000)) << order_;
+  EXPECT_EQ(2u, Count(CAPSA_EV_RESTARTED)) << order_;
+}
+
+TEST_F(Supervision, KillDuringTheBackoffEndsIt) {
+  int k = Kind("sup", [](capsa_kind_options_t *o) {
+    o->max_restarts = 5;
+    o->restart_backoff_ms = 5000;
+  });
+  capsa_renderer_t *r = Start(k);
+  Send(r, "crash");
+  ASSERT_TRUE(Run([&] { return Count(CAPSA_EV_CRASHED) == 1; }, 10000));
+  // Waiting out its backoff: no process, nothing served.
+  capsa_msg_t m;
+  capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
+  EXPECT_EQ(-ENOTCONN, capsa_renderer_send(r, &m));
+  EXPECT_EQ(-ENOTCONN, capsa_renderer_shutdown(r, 10));
+  ASSERT_EQ(0, capsa_renderer_kill(r));
+  ASSERT_TRUE(Run([&] { return closed_ == 1; }, 2000)) << order_;
+  EXPECT_EQ(0u, Count(CAPSA_EV_RESTARTED)) << order_;
+}
+
+// --- worker pools (host/capsa_pool.h) ---------------------------------------
+
+struct PoolJob {
+  explicit PoolJob(std::string c = "") : cmd(std::move(c)) {}
+  std::string cmd;
+  bool done = false;
+  int status = 1;
+  std::string reply;
+  pid_t pid = -1;
+};
+
+int FillJob(capsa_msg_t *m, void *arg) {
+  auto *j = static_cast<PoolJob *>(arg);
+  capsa_msg_init(m, CAPSA_MSG_GZIP_JOB);
+  m->u.gzip_job.op = CAPSA_GZIP_COMPRESS;
+  m->u.gzip_job.data = {reinterpret_cast<const uint8_t *>(j->cmd.data()),
+                        j->cmd.size()};
+  m->u.gzip_job.in_size = j->cmd.size();
+  return 0;
+}
+
+void JobDone(capsa_pool_t *, capsa_renderer_t *r, int status,
+             capsa_msg_t *reply, void *arg) {
+  auto *j = static_cast<PoolJob *>(arg);
+  j->done = true;
+  j->status = status;
+  j->pid = r ? capsa_renderer_pid(r) : -1;
+  if (reply) j->reply = Bytes(reply->u.gzip_result.data);
+}
+
+class Pool : public Supervision {
+ public:
+  void TearDown() override {
+    if (pool_.impl) {
+      capsa_pool_close(&pool_, [](capsa_pool_t *p) {
+        *static_cast<bool *>(p->data) = true;
+      });
+      Run([&] { return pool_closed_; }, 10000);
+      EXPECT_TRUE(pool_closed_);
+    }
+    Supervision::TearDown();
+  }
+  void StartPool(capsa_pool_options_t *po,
+                 void (*tweak)(capsa_kind_options_t *) = nullptr) {
+    int k = Kind("sup-pool", tweak);
+    ASSERT_GE(k, 0);
+    ASSERT_EQ(0, capsa_host_start(&host_));
+    ASSERT_EQ(0, capsa_pool_init(&host_, &pool_, k, po));
+    pool_.data = &pool_closed_;
+    ASSERT_EQ(0, capsa_pool_start(&pool_));
+  }
+  int Submit(PoolJob *j, uint64_t timeout_ms = 5000) {
+    return capsa_pool_submit(&pool_, timeout_ms, FillJob, JobDone, j);
+  }
+  capsa_pool_stats_t Stats() {
+    capsa_pool_stats_t st;
+    EXPECT_EQ(0, capsa_pool_get_stats(&pool_, &st));
+    return st;
+  }
+
+  capsa_pool_t pool_ = {nullptr, nullptr};
+  bool pool_closed_ = false;
+};
+
+TEST_F(Pool, ServesABatchOnEveryWorker) {
+  capsa_pool_options_t po;
+  capsa_pool_options_init(&po);
+  po.workers = 4;
+  StartPool(&po);
+  std::vector<PoolJob> jobs(40);
+  for (unsigned i = 0; i < jobs.size(); i++) {
+    jobs[i].cmd = i % 4 == 0 ? "sleep 20" : "echo " + std::to_string(i);
+    ASSERT_EQ(0, Submit(&jobs[i])) << i;  // queued until workers are READY
+  }
+  ASSERT_TRUE(Run(
+      [&] {
+        for (auto &j : jobs)
+          if (!j.done) return false;
+        return true;
+      },
+      20000))
+      << order_;
+  std::set<pid_t> pids;
+  for (auto &j : jobs) {
+    EXPECT_EQ(0, j.status) << j.cmd;
+    EXPECT_EQ(j.cmd, j.reply);
+    pids.insert(j.pid);
+  }
+  EXPECT_EQ(4u, pids.size()) << "every worker took work";
+  capsa_pool_stats_t st = Stats();
+  EXPECT_EQ(40u, st.submitted);
+  EXPECT_EQ(40u, st.completed);
+  EXPECT_EQ(0u, st.failed);
+  EXPECT_EQ(4u, st.workers);
+  EXPECT_EQ(4u, st.idle);
+  EXPECT_EQ(0u, st.queued);
+}
+
+TEST_F(Pool, TheQueueIsBoundedAndBadCallsFailWithoutCallingBack) {
+  capsa_pool_options_t po;
+  capsa_pool_options_init(&po);
+  po.workers = 1;
+  po.max_queued = 2;
+  StartPool(&po);
+  PoolJob a("sleep 300"), b("b"), c("c"), d("d");
+  ASSERT_EQ(0, Submit(&a));
+  ASSERT_EQ(0, Submit(&b));
+  EXPECT_EQ(-EBUSY, Submit(&c)) << "1 worker still starting, 2 queued";
+  EXPECT_EQ(-EINVAL, capsa_pool_submit(&pool_, 0, nullptr, JobDone, &d));
+  EXPECT_EQ(-EINVAL, capsa_pool_submit(nullptr, 0, FillJob, JobDone, &d));
+  ASSERT_TRUE(Run([&] { return a.done && b.done; }, 10000)) << order_;
+  EXPECT_EQ(0, a.status);
+  EXPECT_EQ("b", b.reply);
+  EXPECT_FALSE(c.done);
+  EXPECT_FALSE(d.done);
+  capsa_pool_options_t bad;
+  capsa_pool_options_init(&bad);
+  bad.workers = CAPSA_POOL_MAX_WORKERS + 1;
+  capsa_pool_t p2;
+  EXPECT_EQ(-EINVAL, capsa_pool_init(&host_, &p2, 0, &bad));
+  EXPECT_EQ(-EINVAL, capsa_pool_init(&host_, &p2, 99, nullptr));
+}
+
+TEST_F(Pool, WorkersAreRecycledAfterNJobsWithACleanShutdown) {
+  capsa_pool_options_t po;
+  capsa_pool_options_init(&po);
+  po.workers = 1;
+  po.recycle_after_jobs = 3;
+  StartPool(&po);
+  std::vector<PoolJob> jobs(9);
+  std::set<pid_t> pids;
+  for (unsigned i = 0; i < jobs.size(); i++) {
+    jobs[i].cmd = "job " + std::to_string(i);
+    ASSERT_EQ(0, Submit(&jobs[i]));
+  }
+  ASSERT_TRUE(Run([&] { return jobs.back().done; }, 20000)) << order_;
+  for (auto &j : jobs) {
+    EXPECT_EQ(0, j.status) << j.cmd;
+    pids.insert(j.pid);
+  }
+  EXPECT_EQ(3u, pids.size()) << "three jobs per process";
+  EXPECT_GE(Count(CAPSA_EV_SHUTDOWN), 2u) << order_;
+  EXPECT_EQ(0u, Count(CAPSA_EV_CRASHED) + Count(CAPSA_EV_KILLED)) << order_;
+  EXPECT_GE(Stats().recycled, 2u);
+}
+
+TEST_F(Pool, WorkersAreRecycledAfterTheirCpuBudget) {
+  capsa_pool_options_t po;
+  capsa_pool_options_init(&po);
+  po.workers = 1;
+  po.recycle_after_cpu_ms = 150;
+  StartPool(&po);
+  PoolJob a("burn 200"), b("after");
+  ASSERT_EQ(0, Submit(&a));
+  ASSERT_TRUE(Run([&] { return a.done; }, 10000)) << order_;
+  ASSERT_EQ(0, Submit(&b));
+  ASSERT_TRUE(Run([&] { return b.done; }, 10000)) << order_;
+  EXPECT_EQ(0, a.status);
+  EXPECT_EQ(0, b.status);
+  EXPECT_NE(a.pid, b.pid) << "a fresh worker took the next job";
+  EXPECT_EQ(1u, Stats().recycled);
+  EXPECT_EQ(1u, Count(CAPSA_EV_SHUTDOWN)) << order_;
+}
+
+TEST_F(Pool, ADeadlineKillsTheWorkerWhichIsRestartedAndServesAgain) {
+  capsa_pool_options_t po;
+  capsa_pool_options_init(&po);
+  po.workers = 1;
+  StartPool(&po, [](capsa_kind_options_t *o) { o->max_restarts = 2; });
+  PoolJob a("hang"), b("next");
+  ASSERT_EQ(0, Submit(&a, 300));
+  ASSERT_EQ(0, Submit(&b));
+  ASSERT_TRUE(Run([&] { return b.done; }, 10000)) << order_;
+  EXPECT_EQ(-ETIMEDOUT, a.status);
+  EXPECT_EQ(0, b.status);
+  EXPECT_EQ("next", b.reply);
+  EXPECT_NE(a.pid, b.pid);
+  EXPECT_EQ("request deadline", Find(CAPSA_EV_KILLED)->text);
+  EXPECT_EQ(1u, Count(CAPSA_EV_RESTARTED)) << order_;
+}
+
+TEST_F(Pool, ACrashFailsOnlyItsJobAndAnEmptyPoolSaysSo) {
+  capsa_pool_options_t po;
+  capsa_pool_options_init(&po);
+  po.workers = 2;
+  StartPool(&po);  // max_restarts 0: a crashed worker is gone
+  PoolJob crash("crash"), ok("sleep 100");
+  ASSERT_EQ(0, Submit(&crash));
+  ASSERT_EQ(0, Submit(&ok));
+  ASSERT_TRUE(Run([&] { return crash.done && ok.done; }, 10000)) << order_;
+  EXPECT_EQ(-ECANCELED, crash.status);
+  EXPECT_EQ(0, ok.status);
+  ASSERT_TRUE(Run([&] { return Stats().workers == 1; }, 5000)) << order_;
+  PoolJob last("crash");
+  ASSERT_EQ(0, Submit(&last));
+  ASSERT_TRUE(Run([&] { return last.done && Stats().workers == 0; }, 10000))
+      << order_;
+  PoolJob none("x");
+  EXPECT_EQ(-ENOTCONN, Submit(&none));
+  EXPECT_FALSE(none.done);
+}
+
+TEST_F(Pool, CloseCancelsTheQueueAndShutsWorkersDown) {
+  capsa_pool_options_t po;
+  capsa_pool_options_init(&po);
+  po.workers = 2;
+  StartPool(&po);
+  ASSERT_TRUE(Run([&] { return ready_ == 2; }, 10000)) << order_;
+  std::vector<PoolJob> jobs(6);
+  for (auto &j : jobs) {
+    j.cmd = "sleep 100";
+    ASSERT_EQ(0, Submit(&j));
+  }
+  capsa_pool_close(&pool_, [](capsa_pool_t *p) {
+    *static_cast<bool *>(p->data) = true;
+  });
+  ASSERT_TRUE(Run([&] { return pool_closed_; }, 10000)) << order_;
+  unsigned ok = 0, cancelled = 0;
+  for (auto &j : jobs) {
+    EXPECT_TRUE(j.done);
+    ok += j.status == 0;
+    cancelled += j.status == -ECANCELED;
+  }
+  EXPECT_EQ(2u, ok) << "the two running jobs finish";
+  EXPECT_EQ(4u, cancelled);
+  EXPECT_EQ(2u, Count(CAPSA_EV_SHUTDOWN)) << order_;
+  EXPECT_EQ(2u, closed_);
+}
+
+}  // namespace
