@@ -52,8 +52,8 @@ extern "C" {
 #define CAPSA_POOL_MAX_WORKERS 64
 
 typedef struct capsa_pool_options {
-  unsigned workers;     // 1..CAPSA_POOL_MAX_WORKERS; default 4
-  unsigned max_queued;  // jobs waiting for a worker; default 1024
+  unsigned workers;               // 1..CAPSA_POOL_MAX_WORKERS; default 4
+  unsigned max_queued;            // jobs waiting for a worker; default 1024
   unsigned recycle_after_jobs;    // 0: never (default)
   uint64_t recycle_after_cpu_ms;  // 0: never (default)
   unsigned shutdown_timeout_ms;   // recycling, closing; default 1000
@@ -71,7 +71,7 @@ typedef struct capsa_pool_stats {
   unsigned idle;     // READY and without a job
   unsigned queued;   // jobs waiting for a worker
   uint64_t submitted, completed, failed;  // completed: status 0
-  uint64_t recycled;  // workers replaced by recycling
+  uint64_t recycled;                      // workers replaced by recycling
 } capsa_pool_stats_t;
 
 // Fills `msg` (already capsa_msg_init'ed to CAPSA_MSG_NONE) with the job's

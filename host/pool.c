@@ -23,8 +23,8 @@ struct pool_job {
 
 struct pool_worker {
   struct capsa__pool_impl *p;
-  capsa_renderer_t *r;  // NULL: slot empty (or being refilled)
-  bool ready;           // READY and not dying
+  capsa_renderer_t *r;   // NULL: slot empty (or being refilled)
+  bool ready;            // READY and not dying
   struct pool_job *job;  // in flight
   unsigned jobs;         // done by this worker
   bool recycling;        // asked to shut down, replaced when CLOSED
@@ -92,8 +92,7 @@ static void on_reply(capsa_renderer_t *r, int status, capsa_msg_t *reply,
   // A failed job means the worker is dying (-ECANCELED) or about to be
   // killed for its deadline: no more work until it is READY again.
   if (status < 0 &&
-      !(status == -ETIMEDOUT &&
-        r->h->kinds[r->kind].keep_on_request_timeout))
+      !(status == -ETIMEDOUT && r->h->kinds[r->kind].keep_on_request_timeout))
     w->ready = false;
   finish_job(j, r, status, reply);
   if (w->ready && !p->closing && worn_out(p, w)) {

@@ -5,6 +5,7 @@
 
 #include "renderer/gzip/gzip.h"
 #include "renderer/kinds.h"
+#include "sandbox/rights.h"
 
 static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
   if (m->type != CAPSA_MSG_GZIP_JOB) return -EPROTO;
@@ -29,16 +30,22 @@ static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
                                                : -EINVAL;
     res.u.gzip_result.status = err;
     res.u.gzip_result.out_size = st.bytes_out;
-    if (in >= 0) close(in);
-    if (out >= 0) close(out);
+    // Limited numbers are parked, not freed (sandbox/rights.h): the next
+    // job's handles must not land on a number keyed to these rights.
+    if (in >= 0) capsa_rights_close(in);
+    if (out >= 0) capsa_rights_close(out);
   }
   int err = capsa_rctx_reply(r, m, &res);
   return err < 0 ? err : 0;
 }
 
 // Run with capsa_renderer_main_limited: the output is then write-only (no
-// read, no mmap) in here, as the Capsicum paper's gzip. Each job's two
-// handles get the same numbers and rights as the previous job's, so
-// number-keyed rights fit.
+// read, no mmap) in here, as the Capsicum paper's gzip. Rights are keyed to
+// descriptor numbers, so each job parks its two numbers (a placeholder
+// descriptor and a filter each): a limited gzip renderer serves a bounded
+// number of jobs (RLIMIT_NOFILE and the filter cap, ~25 at the default 64
+// descriptors) and then fails with EMFILE / ENOMEM — recycle it before
+// (capsa_pool_options_t recycle_after_jobs). With capsa_renderer_main its
+// handles are not re-limited and it serves any number of jobs.
 const capsa_renderer_handlers_t capsa_gzip_renderer = {"gzip", NULL, on_message,
                                                        NULL};

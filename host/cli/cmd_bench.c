@@ -18,6 +18,8 @@ static const struct bench kBenches[] = {
      capsa_bench_capmode},
     {"spawn", "renderer spawn-to-ready vs fork+exec, posix_spawn, bwrap",
      capsa_bench_spawn},
+    {"pool", "CPU per input: worker pool vs in-process vs fork+exec",
+     capsa_bench_pool},
     {NULL, NULL, NULL},  // sentinel; benches are added above this line
 };
 

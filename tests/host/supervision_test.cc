@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include <set>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -72,8 +72,7 @@ int OnSupMessage(capsa_rctx_t *r, capsa_msg_t *m) {
   return capsa_rctx_reply(r, m, &rep);
 }
 
-const capsa_renderer_handlers_t kSup = {"sup", nullptr, OnSupMessage,
-                                        nullptr};
+const capsa_renderer_handlers_t kSup = {"sup", nullptr, OnSupMessage, nullptr};
 
 CAPSA_RENDERER_KIND(k_sup, "sup", capsa_renderer_main, &kSup)
 CAPSA_RENDERER_KIND(k_sup_flat, "sup-flat", capsa_renderer_main, &kSup)
@@ -234,8 +233,7 @@ TEST_F(Supervision, ShutdownIgnoredIsKilledAtItsTimeout) {
   EXPECT_EQ(-EINVAL, capsa_renderer_shutdown(nullptr, 0));
   ASSERT_TRUE(Run([&] { return closed_ == 1; }, 10000)) << order_;
   EXPECT_EQ("ready killed closed ", order_);
-  EXPECT_EQ("no exit within the shutdown timeout",
-            Find(CAPSA_EV_KILLED)->text);
+  EXPECT_EQ("no exit within the shutdown timeout", Find(CAPSA_EV_KILLED)->text);
 }
 
 TEST_F(Supervision, AbortIsReportedAsAnAbortAsPidOne) {
@@ -315,9 +313,9 @@ TEST_F(Supervision, APassedDeadlineKillsAndRestarts) {
   capsa_renderer_t *r = Start(k);
   ASSERT_EQ(0, Job(r, "hang", 300));
   ASSERT_TRUE(Run([&] { return ready_ == 2; }, 10000)) << order_;
-  EXPECT_EQ("ready reply(" + std::to_string(-ETIMEDOUT) +
-                ") killed restarted ready ",
-            order_);
+  EXPECT_EQ(
+      "ready reply(" + std::to_string(-ETIMEDOUT) + ") killed restarted ready ",
+      order_);
   EXPECT_EQ("request deadline", Find(CAPSA_EV_KILLED)->text);
   // The new incarnation serves.
   replied_ = false;
@@ -626,9 +624,8 @@ TEST_F(Pool, CloseCancelsTheQueueAndShutsWorkersDown) {
     j.cmd = "sleep 100";
     ASSERT_EQ(0, Submit(&j));
   }
-  capsa_pool_close(&pool_, [](capsa_pool_t *p) {
-    *static_cast<bool *>(p->data) = true;
-  });
+  capsa_pool_close(
+      &pool_, [](capsa_pool_t *p) { *static_cast<bool *>(p->data) = true; });
   ASSERT_TRUE(Run([&] { return pool_closed_; }, 10000)) << order_;
   unsigned ok = 0, cancelled = 0;
   for (auto &j : jobs) {
