@@ -146,12 +146,14 @@ typedef void (*capsa_host_close_cb)(capsa_host_t *host);
 // Resource limits. The kind options limit_memory and limit_processes are
 // enforced by a cgroup v2 per renderer (sandbox/cgroup.h: memory.max with
 // memory.swap.max 0, pids.max) when the host can use one, else by rlimits
-// (RLIMIT_AS, RLIMIT_NPROC); CPU time is always RLIMIT_CPU (cgroups have only
-// bandwidth, not a total) and descriptors always RLIMIT_NOFILE (no cgroup
-// counts them). The renderer is moved into its cgroup when the zygote's fork
+// (RLIMIT_AS, RLIMIT_NPROC); CPU time is RLIMIT_CPU per process and, on
+// every heartbeat, the host's count of the whole process tree (host/
+// cpu_budget.c: the cgroup's cpu.stat, else /proc); descriptors always
+// RLIMIT_NOFILE (no cgroup counts them). The renderer is moved into its cgroup when the zygote's fork
 // returns, before the host reads its HELLO or sends it anything. Every limit
 // reached is CAPSA_EV_LIMIT with ev->text naming it:
 //   "cpu time (RLIMIT_CPU)"                      SIGXCPU / the zygote's code
+//   "cpu time (process tree)"                    the heartbeat's tree count
 //   "memory (cgroup memory.max)"                 memory.events oom_kill > 0
 //   "processes (cgroup pids.max)"                pids.events max > 0 and the
 //                                                renderer did not exit 0
@@ -163,10 +165,13 @@ typedef void (*capsa_host_close_cb)(capsa_host_t *host);
 //   "log budget: ...", "queue budget: ...", "broker budget: ..."  the
 //       host's own budgets (see capsa_kind_options_t), the renderer killed.
 // What rlimits do not hold (where no cgroup v2 controller is usable):
-// RLIMIT_AS does not count memfd / shmem pages (a renderer can create and
-// unmap memfds beyond limit_memory: charged to no process), RLIMIT_CPU and
-// RLIMIT_NOFILE are per process (each process of a renderer's tree has its
-// own), RLIMIT_NPROC is per uid (see limit_processes).
+// RLIMIT_AS does not count memfd / shmem pages, so each process also gets
+// RLIMIT_FSIZE = limit_memory / limit_open_files (SIGXFSZ ignored: a memfd
+// grown past it fails with EFBIG) — shared memory then stays within about
+// limit_memory per process (measured: 26 memfds held 54.5 MB under a 64 MiB
+// limit), but a tree of P processes may hold P times that; RLIMIT_NOFILE is
+// per process; RLIMIT_NPROC is per uid (see limit_processes). The tree's
+// CPU is counted by the host (above), up to one heartbeat late.
 // capsa_host_limits_summary() says which mechanism is in use and why.
 typedef enum capsa_cgroup_use {
   CAPSA_CGROUPS_AUTO = 0,  // cgroup v2 when usable, else rlimits (reported)
@@ -235,14 +240,15 @@ typedef struct capsa_kind_options {
   // capsa_kind_options_init sets the defaults below, and a field left 0 (a
   // zero-initialised struct) means that default too, never "none". No limit
   // is the explicit choice CAPSA_LIMIT_NONE.
-  //   limit_memory       1 GiB   cgroup memory.max, else RLIMIT_AS. RLIMIT_AS
-  //                               does not count the pages of memfds
-  //                               (shared memory) a renderer creates and
-  //                               drops the mapping of: only a cgroup's
-  //                               memory.max does (not applied under ASan).
-  //   limit_cpu_seconds  300     RLIMIT_CPU (always): per process, so each
-  //                               process of the renderer's tree has its own
-  //                               300 s; no cgroup counts a total here.
+  //   limit_memory       1 GiB   cgroup memory.max, else RLIMIT_AS plus
+  //                               RLIMIT_FSIZE for memfds (see above;
+  //                               RLIMIT_AS not applied under ASan).
+  //   limit_cpu_seconds  300     over the incarnation's life: RLIMIT_CPU per
+  //                               process, and the whole tree counted on
+  //                               each heartbeat (CAPSA_EV_LIMIT "cpu time
+  //                               (process tree)"). A long-lived worker
+  //                               meets it eventually: recycle it first
+  //                               (host/capsa_pool.h recycle_after_cpu_ms).
   //   limit_open_files   64      RLIMIT_NOFILE (always).
   //   limit_processes    128     cgroup pids.max (this renderer's tree),
   //                               else RLIMIT_NPROC: counted per uid in the
