@@ -149,9 +149,9 @@ typedef void (*capsa_host_close_cb)(capsa_host_t *host);
 // (RLIMIT_AS, RLIMIT_NPROC); CPU time is RLIMIT_CPU per process and, on
 // every heartbeat, the host's count of the whole process tree (host/
 // cpu_budget.c: the cgroup's cpu.stat, else /proc); descriptors always
-// RLIMIT_NOFILE (no cgroup counts them). The renderer is moved into its cgroup when the zygote's fork
-// returns, before the host reads its HELLO or sends it anything. Every limit
-// reached is CAPSA_EV_LIMIT with ev->text naming it:
+// RLIMIT_NOFILE (no cgroup counts them). The renderer is moved into its cgroup
+// when the zygote's fork returns, before the host reads its HELLO or sends it
+// anything. Every limit reached is CAPSA_EV_LIMIT with ev->text naming it:
 //   "cpu time (RLIMIT_CPU)"                      SIGXCPU / the zygote's code
 //   "cpu time (process tree)"                    the heartbeat's tree count
 //   "memory (cgroup memory.max)"                 memory.events oom_kill > 0

@@ -133,7 +133,8 @@ struct row {
   int error;
 };
 
-// --- in-process ---------------------------------------------------------------
+// --- in-process
+// ---------------------------------------------------------------
 
 static void run_inproc(const struct bench_opts *o, struct row *r) {
   uint8_t *map;
@@ -162,7 +163,8 @@ static void run_inproc(const struct bench_opts *o, struct row *r) {
   close(out);
 }
 
-// --- fork+exec ----------------------------------------------------------------
+// --- fork+exec
+// ----------------------------------------------------------------
 
 static void run_forkexec(const struct bench_opts *o, struct row *r) {
   char level[8];
@@ -191,8 +193,7 @@ static void run_forkexec(const struct bench_opts *o, struct row *r) {
     int ws = 0;
     if (pid < 0)
       r->error = -errno;
-    else if (waitpid(pid, &ws, 0) < 0 || !WIFEXITED(ws) ||
-             WEXITSTATUS(ws) != 0)
+    else if (waitpid(pid, &ws, 0) < 0 || !WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
       r->error = -ECHILD;
     struct stat sb;
     if (!r->error && fstat(out, &sb) == 0) r->out_bytes += (uint64_t)sb.st_size;
@@ -210,7 +211,8 @@ static int child_main(int level) {
   return capsa_gzip_compress(0, 1, &go, NULL) < 0 ? 1 : 0;
 }
 
-// --- pool ---------------------------------------------------------------------
+// --- pool
+// ---------------------------------------------------------------------
 
 struct slot {
   capsa_shm_region_t in, out;
@@ -278,16 +280,15 @@ static int fill_job(capsa_msg_t *m, void *arg) {
   capsa_rights_init(&wo, CAPSA_CAP_WRITE, CAPSA_CAP_SEEK, CAPSA_CAP_FSTAT);
   int in = fcntl(sl->in.fd, F_DUPFD_CLOEXEC, 0);
   if (in < 0) return -errno;
-  int err = capsa_msg_add_handle(m, in, CAPSA_HANDLE_SHM, &ro, sl->in.size,
-                                 false);
+  int err =
+      capsa_msg_add_handle(m, in, CAPSA_HANDLE_SHM, &ro, sl->in.size, false);
   if (err < 0) {
     close(in);
     return err;
   }
   int out = fcntl(sl->out.fd, F_DUPFD_CLOEXEC, 0);
   if (out < 0) return -errno;
-  err = capsa_msg_add_handle(m, out, CAPSA_HANDLE_SHM, &wo, sl->out.size,
-                             true);
+  err = capsa_msg_add_handle(m, out, CAPSA_HANDLE_SHM, &wo, sl->out.size, true);
   if (err < 0) {
     close(out);
     return err;
@@ -403,8 +404,7 @@ static void run_pool(const struct bench_opts *o, struct row *r) {
     unsigned first_pids = b->npids;
     submit_next(b);
     double end = now_ms() + 600000;
-    while (b->done < o->inputs && now_ms() < end)
-      uv_run(&b->loop, UV_RUN_ONCE);
+    while (b->done < o->inputs && now_ms() < end) uv_run(&b->loop, UV_RUN_ONCE);
     r->wall_ms = now_ms() - t0;
     uint64_t workers = 0;
     for (unsigned i = 0; i < b->npids; i++) {
@@ -435,7 +435,8 @@ static void run_pool(const struct bench_opts *o, struct row *r) {
   free(b);
 }
 
-// --- driver -------------------------------------------------------------------
+// --- driver
+// -------------------------------------------------------------------
 
 static void usage(FILE *f) {
   fprintf(f,
@@ -503,13 +504,14 @@ int capsa_bench_pool(int argc, char **argv) {
   run_forkexec(&o, &rows[2]);
   double base = rows[0].cpu_us ? (double)rows[0].cpu_us / o.inputs : 0;
   if (!o.json)
-    printf("capsa bench pool: %u inputs of %zu KiB (text-like, gzip -%d), "
-           "pool of %u %s workers%s\n"
-           "  %-11s %12s %8s %10s %10s %12s\n",
-           o.inputs, o.size >> 10, o.level, o.workers,
-           o.limited ? "rights-limited" : "gzip",
-           o.recycle_after_jobs ? ", recycled" : "", "", "cpu us/input",
-           "ratio", "wall ms", "inputs/s", "output bytes");
+    printf(
+        "capsa bench pool: %u inputs of %zu KiB (text-like, gzip -%d), "
+        "pool of %u %s workers%s\n"
+        "  %-11s %12s %8s %10s %10s %12s\n",
+        o.inputs, o.size >> 10, o.level, o.workers,
+        o.limited ? "rights-limited" : "gzip",
+        o.recycle_after_jobs ? ", recycled" : "", "", "cpu us/input", "ratio",
+        "wall ms", "inputs/s", "output bytes");
   int rc = 0;
   for (int i = 0; i < 3; i++) {
     struct row *r = &rows[i];
@@ -526,16 +528,16 @@ int capsa_bench_pool(int argc, char **argv) {
     double ratio = base > 0 ? per / base : 0;
     double rate = r->wall_ms > 0 ? o.inputs * 1000.0 / r->wall_ms : 0;
     if (o.json)
-      printf("{\"bench\":\"pool\",\"mode\":\"%s\",\"inputs\":%u,"
-             "\"workers\":%u,\"cpu_us_per_input\":%.1f,\"ratio\":%.3f,"
-             "\"wall_ms\":%.1f,\"output_bytes\":%llu}\n",
-             r->name, o.inputs, o.workers, per, ratio, r->wall_ms,
-             (unsigned long long)r->out_bytes);
+      printf(
+          "{\"bench\":\"pool\",\"mode\":\"%s\",\"inputs\":%u,"
+          "\"workers\":%u,\"cpu_us_per_input\":%.1f,\"ratio\":%.3f,"
+          "\"wall_ms\":%.1f,\"output_bytes\":%llu}\n",
+          r->name, o.inputs, o.workers, per, ratio, r->wall_ms,
+          (unsigned long long)r->out_bytes);
     else
       printf("  %-11s %12.1f %7.2fx %10.1f %10.1f %12llu\n", r->name, per,
              ratio, r->wall_ms, rate, (unsigned long long)r->out_bytes);
   }
-  if (!o.json)
-    printf("  goal: pool <= 1.20x in-process CPU per input\n");
+  if (!o.json) printf("  goal: pool <= 1.20x in-process CPU per input\n");
   return rc;
 }
