@@ -200,6 +200,9 @@ static int fork_renderer(unsigned k, int chan, struct capsa_ns_child *child,
 // One renderer per kind forked ahead of time (kinds with keep_spare): it is
 // already in capability mode, its HELLO waiting in the socket, when the host
 // asks. Its host end of the channel stays here until then.
+// How long the control socket stays quiet before the next spare is forked.
+#define SPARE_DELAY_MS 1
+
 struct spare {
   bool valid;
   int chan;  // host end
@@ -207,6 +210,8 @@ struct spare {
   struct capsa_ns_child child;
 };
 static struct spare g_spare[CAPSA__ZYGOTE_MAX_KINDS];
+
+static bool g_spare_due;  // a spare was handed over: make the next one
 
 static void make_spare(unsigned k) {
   if (!g_kinds[k].keep_spare || g_spare[k].valid || g_ready.kind_error[k] < 0)
@@ -264,12 +269,16 @@ static void serve_one(int ctrl, const struct request *req, int chan) {
     close(sp.child.pidfd);
     close(sp.err);
     close(sp.chan);
-    make_spare(k);  // the next one, off the requester's critical path
+    // The next one once the requester is served: forking now would take a
+    // core from the host and the renderer just handed over, on a small
+    // machine the very spawn the spare was for (see zygote_body).
+    g_spare_due = true;
     return;
   }
   struct capsa_ns_child child = {-1, 0};
   int efd = -1;
   rep.status = fork_renderer(k, chan, &child, &efd);
+  g_spare_due = false;  // made below
   rep.pid = child.pid;
   close(chan);
   int fds[2] = {child.pidfd, efd};
@@ -437,6 +446,14 @@ static int zygote_body(bool baseline_ok, int *dirfds, unsigned ndirfds) {
   malloc_trim(0);
   for (unsigned k = 0; k < g_nkinds; k++) make_spare(k);
   for (;;) {
+    if (g_spare_due) {
+      // SPARE_DELAY_MS without a request: the hand-over's READY is done.
+      struct pollfd pfd = {CTRL_FD, POLLIN, 0};
+      if (poll(&pfd, 1, SPARE_DELAY_MS) == 0) {
+        g_spare_due = false;
+        for (unsigned k = 0; k < g_nkinds; k++) make_spare(k);
+      }
+    }
     struct request req;
     int chan = -1;
     ssize_t n = capsa__recv_fd(CTRL_FD, &req, sizeof req, &chan, -1);

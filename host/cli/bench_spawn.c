@@ -177,13 +177,43 @@ struct host_bench {
   double ready_us;  // when READY was delivered (before the bench's kill)
   double start_us;  // capsa_host_start: the zygote up and ready
   int error;        // the host could not start
+  // Idle USS of each READY renderer (kB), when /proc lets us read it.
+  double uss_kb[MAX_RUNS];
+  int nuss;
 };
+
+// Unique set size of a process: the pages only it maps (smaps_rollup's
+// Private_Clean + Private_Dirty + Private_Hugetlb), in kB; -errno when the
+// kernel does not say (no smaps_rollup before 4.14, or not ptrace-readable).
+static long uss_kb(pid_t pid) {
+  char path[64], buf[2048];
+  snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -errno;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  int e = errno;
+  close(fd);
+  if (n <= 0) return n < 0 ? -e : -ENODATA;
+  buf[n] = 0;
+  long total = 0;
+  for (char *line = buf; line && *line; line = strchr(line, '\n')) {
+    if (*line == '\n') line++;
+    long v;
+    if (sscanf(line, "Private_Clean: %ld kB", &v) == 1 ||
+        sscanf(line, "Private_Dirty: %ld kB", &v) == 1 ||
+        sscanf(line, "Private_Hugetlb: %ld kB", &v) == 1)
+      total += v;
+  }
+  return total;
+}
 
 static void host_bench_event(capsa_host_t *h, const capsa_host_event_t *ev) {
   struct host_bench *b = h->data;
   if (ev->type == CAPSA_EV_READY) {
     b->ready_us = now_us();
     b->ready++;
+    long uss = uss_kb(capsa_renderer_pid(ev->renderer));
+    if (uss >= 0 && b->nuss < MAX_RUNS) b->uss_kb[b->nuss++] = (double)uss;
     capsa_renderer_kill(ev->renderer);
   } else if (ev->type == CAPSA_EV_CLOSED) {
     b->closed++;
@@ -237,6 +267,11 @@ static int one_host(struct host_bench *b, double *us) {
   *us = b->ready_us - t0;
   while (b->closed == closed) uv_run(&b->loop, UV_RUN_ONCE);
   return b->failed ? -EPERM : 0;
+}
+
+// Appends b's USS samples to dst (bounded by MAX_RUNS).
+static void keep_uss(double *dst, int *n, const struct host_bench *b) {
+  for (int i = 0; i < b->nuss && *n < MAX_RUNS; i++) dst[(*n)++] = b->uss_kb[i];
 }
 
 static void host_bench_close(struct host_bench *b) {
@@ -357,6 +392,8 @@ int capsa_bench_spawn(int argc, char **argv) {
   struct ctx_probe ctx = {probe, NULL, &z, &cold, &spare, &fcold, &fspare};
   double start_exec[8], start_fork[8];
   int nstart = 0;
+  static double uss_exec[MAX_RUNS], uss_fork[MAX_RUNS];
+  int nuss_exec = 0, nuss_fork = 0;
   if (access("/usr/bin/bwrap", X_OK) == 0) ctx.bwrap = "/usr/bin/bwrap";
 
   enum { FE, PS, ZY, ZS, HO, HS, HF, HFS, BW, N };
@@ -388,6 +425,7 @@ int capsa_bench_spawn(int argc, char **argv) {
         start_exec[nstart] = cold.start_us;
       }
       if (m == HF) {
+        keep_uss(uss_exec, &nuss_exec, &cold);
         host_bench_close(&cold);
         host_bench_close(&spare);
         host_bench_open(&fcold, false, true);
@@ -395,6 +433,7 @@ int capsa_bench_spawn(int argc, char **argv) {
         start_fork[nstart++] = fcold.start_us;
       }
       if (m == BW) {
+        keep_uss(uss_fork, &nuss_fork, &fcold);
         host_bench_close(&fcold);
         host_bench_close(&fspare);
       }
@@ -480,6 +519,16 @@ int capsa_bench_spawn(int argc, char **argv) {
         "READY medians)\n",
         res[HO].median / res[HF].median,
         res[HFS].median > 0 ? res[HS].median / res[HFS].median : 0.0);
+  if (nuss_exec > 0 && nuss_fork > 0) {
+    qsort(uss_exec, (size_t)nuss_exec, sizeof *uss_exec, cmp_double);
+    qsort(uss_fork, (size_t)nuss_fork, sizeof *uss_fork, cmp_double);
+    printf(
+        "idle USS of a READY renderer (smaps_rollup Private_*, median): "
+        "exec'd zygote %.0f kB, forked zygote %.0f kB (goal <= 300 kB)\n",
+        uss_exec[nuss_exec / 2], uss_fork[nuss_fork / 2]);
+  } else {
+    printf("idle USS of a READY renderer: not readable here\n");
+  }
   if (!res[HO].error && !res[HS].error && base > 0)
     printf(
         "host spawn -> READY / fork+exec = %.2fx cold, %.2fx with keep_spare "
