@@ -26,8 +26,9 @@
 //
 // Renderers are forked by the zygote (host/zygote.h), a fresh exec of this
 // very binary when the embedder called capsa_main() and registered its
-// kinds by name (host/kind_registry.h); otherwise, reported by
-// capsa_host_image() (or refused, require_clean_image), a fork of the host.
+// kinds by name (host/kind_registry.h); otherwise capsa_host_start fails
+// (-ENOEXEC), unless the option allow_forked_zygote accepts a fork of the
+// host (reported by capsa_host_image()).
 // Each is, before it reads its first byte: in new
 // user/ipc/mount (empty read-only root)/net namespaces as available and in a
 // pid namespace of its own, with every descriptor but its channel and
@@ -203,13 +204,16 @@ typedef struct capsa_host_options {
   // internal processes" rule). NULL: the host's own cgroup, usable only when
   // it is the hierarchy's root or already has the controllers enabled.
   const char *cgroup_parent;
-  // Refuse to start (capsa_host_start: -ENOEXEC) unless renderers can
-  // descend from a fresh exec of this binary: capsa_main() was called and
-  // every kind is registered by name (CAPSA_RENDERER_KIND). Default false:
-  // the zygote is then a fork of this process (a copy of its heap, env,
-  // argv and mappings), reported by capsa_host_image(). Embedders should
-  // set it; it will become the default once every caller is converted.
-  bool require_clean_image;
+  // capsa_host_start refuses (-ENOEXEC, capsa_host_start_error() says
+  // why) unless renderers can descend from a fresh exec of this binary:
+  // capsa_main() was called first in main() and every kind is registered
+  // by name (CAPSA_RENDERER_KIND). So a binary that forgets the hook or a
+  // registration fails loudly at start. true (default false: a zeroed
+  // struct is the safe choice) lets the zygote be a fork of this process
+  // instead — a copy of its heap, env, argv and mappings that every
+  // renderer then starts with — reported by capsa_host_image(). Only for
+  // tests and kinds whose entry is not static.
+  bool allow_forked_zygote;
 } capsa_host_options_t;
 
 void capsa_host_options_init(capsa_host_options_t *o);

@@ -990,9 +990,10 @@ int capsa_host_start(capsa_host_t *host) {
              h->kinds[i].name);
   }
   if (h->image_exec) snprintf(h->image, sizeof h->image, "exec");
-  if (!h->image_exec && h->opts.require_clean_image) {
+  if (!h->image_exec && !h->opts.allow_forked_zygote) {
     snprintf(h->start_error, sizeof h->start_error,
-             "require_clean_image: renderers would descend from a %s",
+             "renderers would descend from a %s (call capsa_main() first in "
+             "main() and register every kind; or set allow_forked_zygote)",
              h->image);
     h->image[0] = 0;
     return -ENOEXEC;

@@ -30,9 +30,9 @@
 // capsa_main ran and every defined kind's name is registered here, the
 // zygote is a fresh exec of the binary (host/zygote.h,
 // capsa__zygote_exec_start) that runs each kind's registered entry.
-// Otherwise the zygote is forked from the host as before, and the host says
-// so: capsa_host_image() is "fork: <why>", and with the host option
-// require_clean_image the start fails with -ENOEXEC instead. A kind whose
+// Otherwise the start fails with -ENOEXEC, unless the host option
+// allow_forked_zygote accepts a zygote forked from the host (then
+// capsa_host_image() is "fork: <why>"). A kind whose
 // entry or argument is not static (a pointer into the host's heap or
 // stack) cannot be registered: it only runs in a forked zygote.
 #ifndef CAPSA_HOST_KIND_REGISTRY_H_

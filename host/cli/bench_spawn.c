@@ -237,6 +237,7 @@ static void host_bench_open(struct host_bench *b, bool spare, bool forked) {
   uv_loop_init(&b->loop);
   capsa_host_options_t o;
   capsa_host_options_init(&o);
+  o.allow_forked_zygote = forked;  // the "forked" rows: the old image
   int err = capsa_host_init(&b->loop, &b->host, &o, host_bench_event);
   b->host.data = b;
   capsa_kind_options_t k;

@@ -110,7 +110,6 @@ int capsa_cli_host_open(struct capsa_cli_host *h) {
   if (err < 0) return err;
   capsa_host_options_t o;
   capsa_host_options_init(&o);
-  o.require_clean_image = true;
   if (access(FONT_DIR "DejaVuSans.ttf", R_OK) == 0) {
     o.font_regular = FONT_DIR "DejaVuSans.ttf";
     o.font_bold = FONT_DIR "DejaVuSans-Bold.ttf";

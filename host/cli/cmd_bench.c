@@ -20,6 +20,8 @@ static const struct bench kBenches[] = {
      capsa_bench_spawn},
     {"pool", "CPU per input: worker pool vs in-process vs fork+exec",
      capsa_bench_pool},
+    {"host", "host cost per renderer at 1/10/100; a greedy sibling's cost",
+     capsa_bench_host},
     {NULL, NULL, NULL},  // sentinel; benches are added above this line
 };
 

@@ -148,7 +148,6 @@ static int run_worker(uint64_t seed, unsigned seconds, int nreplay,
   if (uv_loop_init(&w.loop) < 0) return 1;
   capsa_host_options_t o;
   capsa_host_options_init(&o);
-  o.require_clean_image = true;
   if (capsa_host_init(&w.loop, &w.host, &o, on_event) < 0) return 1;
   w.host.data = &w;
   capsa_kind_options_t k;

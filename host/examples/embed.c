@@ -39,8 +39,7 @@ int main(int argc, char **argv) {
   uv_loop_t *loop = uv_default_loop();
   capsa_host_t host;
   capsa_host_options_t opts;
-  capsa_host_options_init(&opts);   // all namespaces where the kernel allows
-  opts.require_clean_image = true;  // never a zygote forked from this process
+  capsa_host_options_init(&opts);  // all namespaces where the kernel allows
   if (capsa_host_init(loop, &host, &opts, on_event) < 0) return 1;
   capsa_kind_options_t kind;
   capsa_kind_options_init(&kind, "echo", capsa_renderer_main, (void *)&kEcho);

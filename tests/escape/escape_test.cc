@@ -29,6 +29,7 @@
 #include <gtest/gtest.h>
 
 #include "host/capsa_host.h"
+#include "host/kind_registry.h"
 #include "ipc/shm.h"
 #include "renderer/hostile/hostile.h"
 #include "renderer/runtime.h"
@@ -136,6 +137,13 @@ int AttackerMessage(capsa_rctx_t *r, capsa_msg_t *m) {
 const capsa_renderer_handlers_t kAttacker = {"attacker", AttackerStart,
                                              AttackerMessage, nullptr};
 
+// Registered by name: the attacker descends from the exec'd zygote, the
+// limited and the plain entry each under its own name.
+CAPSA_RENDERER_KIND(k_attacker, "attacker", capsa_renderer_main_limited,
+                    &kAttacker)
+CAPSA_RENDERER_KIND(k_attacker_plain, "attacker-plain", capsa_renderer_main,
+                    &kAttacker)
+
 // --- host side --------------------------------------------------------------
 
 struct Row {
@@ -218,7 +226,7 @@ class EscapeMatrix : public ::testing::Test {
     // (what the rights rows attack). The plain entry leaves them to the
     // kernel objects' own modes and seals.
     capsa_kind_options_init(
-        &k, "attacker",
+        &k, Limited() ? "attacker" : "attacker-plain",
         Limited() ? capsa_renderer_main_limited : capsa_renderer_main,
         (void *)&kAttacker);
     k.resource_dir_fd = dirfd_;

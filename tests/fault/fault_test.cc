@@ -34,6 +34,7 @@
 #include <gtest/gtest.h>
 
 #include "host/capsa_host.h"
+#include "host/kind_registry.h"
 #include "host/text.h"
 #include "ipc/codec.h"
 #include "renderer/runtime.h"
@@ -218,6 +219,9 @@ int FaultyMessage(capsa_rctx_t *r, capsa_msg_t *m) {
 
 const capsa_renderer_handlers_t kFaulty = {"faulty", nullptr, FaultyMessage,
                                            nullptr};
+
+// Registered by name: the faulty renderer descends from the exec'd zygote.
+CAPSA_RENDERER_KIND(k_faulty, "faulty", capsa_renderer_main, &kFaulty)
 
 // --- host side
 // ----------------------------------------------------------------

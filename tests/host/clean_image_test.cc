@@ -321,7 +321,7 @@ void RunHost(bool registered) {
   ASSERT_EQ(0, uv_loop_init(&t.loop));
   capsa_host_options_t o;
   capsa_host_options_init(&o);
-  o.require_clean_image = registered;
+  o.allow_forked_zygote = !registered;
   ASSERT_EQ(0, capsa_host_init(&t.loop, &t.host, &o, OnEvent));
   t.host.data = &t;
   capsa_kind_options_t k;
@@ -399,15 +399,15 @@ TEST(CleanImage, ForkedZygoteControlShowsTheSearchFindsMarkers) {
   CAPSA_EXPECT_CHILD_OK_T([] { RunHost(false); }, 60000);
 }
 
-// An unregistered kind with require_clean_image: refused at start, with why.
-TEST(CleanImage, RequireCleanImageRefusesAnUnregisteredKind) {
+// An unregistered kind (by default: no allow_forked_zygote): refused at
+// start, with why.
+TEST(CleanImage, AnUnregisteredKindIsRefusedByDefault) {
   CAPSA_EXPECT_CHILD_OK([] {
     uv_loop_t loop;
     ASSERT_EQ(0, uv_loop_init(&loop));
     capsa_host_t host;
     capsa_host_options_t o;
     capsa_host_options_init(&o);
-    o.require_clean_image = true;
     ASSERT_EQ(0, capsa_host_init(&loop, &host, &o, nullptr));
     capsa_kind_options_t k;
     capsa_kind_options_init(&k, "clean-image-nobody", capsa_renderer_main,
@@ -438,7 +438,6 @@ TEST(CleanImage, PolicyWithADirectoryReachesTheExecdZygote) {
         capsa_host_t host;
         capsa_host_options_t o;
         capsa_host_options_init(&o);
-        o.require_clean_image = true;
         ASSERT_EQ(0, capsa_host_init(&loop, &host, &o, nullptr));
         int dir = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT_GE(dir, 0);

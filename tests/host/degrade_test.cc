@@ -174,6 +174,9 @@ struct Host {
   Host() {
     uv_loop_init(&loop);
     capsa_host_options_init(&opts);
+    // The simulated kernel (host/testing.h hooks) lives in this process's
+    // memory: only a zygote forked from it inherits the simulation.
+    opts.allow_forked_zygote = true;
   }
   static void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
     Host *self = static_cast<Host *>(h->data);
