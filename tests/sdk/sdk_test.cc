@@ -129,8 +129,8 @@ class Sdk : public ::testing::Test {
   std::string Build(const std::string &src, const std::string &name,
                     const std::string &flags) {
     std::string exe = tmp_.path + "/" + name, out;
-    std::string cmd = "cd " + Q(tmp_.path) + " && cc -Wall -Werror " +
-                      Q(src) + " -o " + Q(exe) + " " + flags;
+    std::string cmd = "cd " + Q(tmp_.path) + " && cc -Wall -Werror " + Q(src) +
+                      " -o " + Q(exe) + " " + flags;
     EXPECT_EQ(0, Sh(cmd, &out)) << cmd << "\n" << out;
     chmod(exe.c_str(), 0755);
     return exe;
@@ -190,8 +190,8 @@ class Sdk : public ::testing::Test {
 TEST_F(Sdk, InstallsOnlyThePublicHeadersAndEachCompilesAlone) {
   std::string out;
   // Exactly the SDK's headers (build/sdk.py HEADERS plus the umbrella).
-  ASSERT_EQ(0, Sh("/usr/bin/python3 " + Q(kRoot + "/build/sdk.py") + " list",
-                  &out));
+  ASSERT_EQ(
+      0, Sh("/usr/bin/python3 " + Q(kRoot + "/build/sdk.py") + " list", &out));
   std::vector<std::string> want = Lines(out);
   ASSERT_EQ(0, Sh("cd " + Q(prefix_ + "/include") +
                       " && find . -type f | sed 's|^\\./||' | sort",
@@ -308,8 +308,8 @@ TEST_F(Sdk, ReadmeEmbeddingExampleBuildsSharedAndRuns) {
   // embedder's choice. LD_LIBRARY_PATH would not do: the zygote is a
   // fresh exec of the program with an empty environment.
   std::string exe =
-      Build(src, "embed", Pc("--cflags --libs capsa") + " -Wl,-rpath," +
-                              prefix_ + "/lib");
+      Build(src, "embed",
+            Pc("--cflags --libs capsa") + " -Wl,-rpath," + prefix_ + "/lib");
   EXPECT_NE(std::string::npos, Needed(exe).find("[libcapsa.so.0]"));
   RunAsEveryone(exe, "says: got 5 bytes");
 }
@@ -317,19 +317,19 @@ TEST_F(Sdk, ReadmeEmbeddingExampleBuildsSharedAndRuns) {
 TEST_F(Sdk, ReadmeEmbeddingExampleBuildsStaticAndRuns) {
   std::string src = ReadmeExample();
   // capsa-static: libcapsa.a even with libcapsa.so installed next to it.
-  std::string exe = Build(src, "embed_static", Pc("--cflags --libs capsa-static"));
+  std::string exe =
+      Build(src, "embed_static", Pc("--cflags --libs capsa-static"));
   EXPECT_EQ(std::string::npos, Needed(exe).find("libcapsa"));
   RunAsEveryone(exe, "says: got 5 bytes");
 
   // `pkg-config --static capsa` where only the archive is installed (a
   // system without the runtime package): its private flags are complete.
   std::string aonly = tmp_.path + "/aonly", out;
-  ASSERT_EQ(0,
-            Sh("cp -a " + Q(prefix_) + " " + Q(aonly) + " && rm " +
-                   Q(aonly + "/lib") + "/libcapsa.so* && sed -i 's|^prefix=.*|" +
-                   "prefix=" + aonly + "|' " +
-                   Q(aonly + "/lib/pkgconfig/capsa.pc"),
-               &out))
+  ASSERT_EQ(0, Sh("cp -a " + Q(prefix_) + " " + Q(aonly) + " && rm " +
+                      Q(aonly + "/lib") +
+                      "/libcapsa.so* && sed -i 's|^prefix=.*|" + "prefix=" +
+                      aonly + "|' " + Q(aonly + "/lib/pkgconfig/capsa.pc"),
+                  &out))
       << out;
   std::string flags;
   ASSERT_EQ(0, Sh("PKG_CONFIG_PATH=" + Q(aonly + "/lib/pkgconfig") +
@@ -347,8 +347,8 @@ TEST_F(Sdk, ReadmeEmbeddingExampleBuildsStaticAndRuns) {
 TEST_F(Sdk, FreeBsdProgramBuildsSharedAndStaticAndRuns) {
   std::string src = kRoot + "/tests/compat/freebsd_prog.c";
   std::string exe =
-      Build(src, "freebsd", Pc("--cflags --libs capsa") + " -Wl,-rpath," +
-                                prefix_ + "/lib");
+      Build(src, "freebsd",
+            Pc("--cflags --libs capsa") + " -Wl,-rpath," + prefix_ + "/lib");
   EXPECT_NE(std::string::npos, Needed(exe).find("[libcapsa.so.0]"));
   RunAsEveryone(exe, "freebsd_prog: ok");
   exe = Build(src, "freebsd_static", Pc("--cflags --libs capsa-static"));
