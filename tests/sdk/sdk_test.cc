@@ -30,11 +30,13 @@
 
 #include <gtest/gtest.h>
 
+#include "host/version.h"
+
 namespace {
 
 const std::string kRoot = CAPSA_SOURCE_ROOT;
 const std::string kBuild = CAPSA_BUILD_DIR;
-constexpr const char *kVersion = "0.1.0";
+constexpr const char *kVersion = CAPSA_VERSION_STRING;  // libcapsa.so.VERSION
 
 // Runs `cmd` with /bin/sh; its exit status (-1 if it did not exit) and its
 // combined output in *out.
