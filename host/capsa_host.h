@@ -81,6 +81,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 typedef struct capsa_host capsa_host_t;
 // A renderer as the host sees it. Owned by the host: valid until the
 // CAPSA_EV_CLOSED event for it returns.
@@ -452,6 +455,8 @@ int capsa_host_kind_report(const capsa_host_t *host, int kind,
 void capsa_host_close(capsa_host_t *host, capsa_host_close_cb cb);
 
 const char *capsa_host_event_name(capsa_host_event_type_t t);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -46,6 +46,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 // Room for every kind of a binary; a registration beyond it is dropped and
 // remembered (capsa_kind_registry_overflowed).
 #define CAPSA_KIND_REGISTRY_MAX 64
@@ -84,6 +87,8 @@ int capsa_main(int argc, char **argv);
 
 // Whether capsa_main ran in this process (and opened the binary).
 bool capsa_main_called(void);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 typedef struct capsa_fastpath {
   void *ctx;  // owned by whoever set the fast path; passed back as is
   // Sends one encoded message (`buf`, `len` bytes, borrowed). Returns 0 when
@@ -39,6 +42,8 @@ typedef struct capsa_fastpath {
   // capsa_ring_fastpath_wait (ipc/ring_fastpath.h) is one.
   int (*wait)(void *ctx, int fd, int timeout_ms);
 } capsa_fastpath_t;
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 typedef struct capsa_rloop capsa_rloop_t;
 
 // Called for every message except replies to capsa_rloop_call. `msg` as in
@@ -100,6 +103,8 @@ int capsa_rloop_set_fastpath(capsa_rloop_t *l, const capsa_fastpath_t *fp);
 
 // Closes the socket and frees everything.
 void capsa_rloop_close(capsa_rloop_t *l);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

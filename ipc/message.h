@@ -28,6 +28,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 // Wire protocol version carried in every envelope; a mismatch is a bad
 // message.
 #define CAPSA_IPC_VERSION 1
@@ -263,6 +266,8 @@ void capsa_msg_close_handles(capsa_msg_t *msg);
 
 // "hello", "ping", ...; "?" for unknown values. Static string.
 const char *capsa_msg_type_name(uint32_t type);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

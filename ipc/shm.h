@@ -48,6 +48,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 typedef enum capsa_shm_mode {
   // The creator writes, the peer reads: the writer's mapping is made before
   // F_SEAL_FUTURE_WRITE, after which no new writable mapping or write() is
@@ -151,6 +154,8 @@ int capsa_shm_close(capsa_shm_region_t *r);
 // The seals every capsa region carries on this kernel (F_SEAL_EXEC included
 // when the kernel has it: capsa_memfd_exec_sealed()): GROW, SHRINK, SEAL.
 uint32_t capsa_shm_base_seals(void);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

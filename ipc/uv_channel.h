@@ -45,6 +45,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 typedef struct capsa_channel capsa_channel_t;
 
 // `msg` and everything it points to are valid only during the call. Its
@@ -152,6 +155,8 @@ int capsa_channel_cancel_requests(capsa_channel_t *ch);
 // requests (-ECANCELED), then calls `cb` (may be NULL) from the loop. The
 // memory of *ch must stay valid until then.
 void capsa_channel_close(capsa_channel_t *ch, capsa_channel_close_cb cb);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -24,6 +24,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 // Who sends the messages being checked.
 typedef enum capsa_peer_role {
   CAPSA_PEER_HOST = 1,      // we are a renderer; the peer is the host
@@ -52,6 +55,8 @@ void capsa_peer_state_init(capsa_peer_state_t *st, capsa_peer_role_t peer);
 // it is acceptable, advances the state. Returns 0 or -EBADMSG with a reason.
 int capsa_peer_state_accept(capsa_peer_state_t *st, const capsa_msg_t *msg,
                             char *reason, size_t reason_size);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 typedef struct capsa_rctx capsa_rctx_t;
 
 typedef struct capsa_renderer_handlers {
@@ -87,6 +90,8 @@ void *capsa_rctx_data(capsa_rctx_t *r);
 // Why the last call failed with -EBADMSG (the loop's reason), "" otherwise.
 const char *capsa_rctx_last_error(capsa_rctx_t *r);
 const capsa_sandbox_report_t *capsa_rctx_sandbox(capsa_rctx_t *r);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -43,6 +43,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 // Enters capability mode with the default policy; directories the process
 // holds open at this moment stay usable through *at(dirfd, ...). Returns 0
 // (also when already in capability mode: idempotent, never widens), or
@@ -285,6 +288,8 @@ int capsa_capmode_report_format(const struct capsa_capmode_report *r, bool json,
                                 char *buf, size_t len);
 
 const char *capsa_layer_state_name(enum capsa_layer_state s);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

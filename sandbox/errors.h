@@ -16,6 +16,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 // A descriptor lacks a right the operation needs (FreeBSD: 93).
 #define CAPSA_ENOTCAPABLE 1093
 // The operation is not permitted in capability mode (FreeBSD: 94).
@@ -35,6 +38,8 @@ const char *capsa_strerror(int err);
 
 // The symbolic name ("ECAPMODE", "EACCES", ...) or NULL when unknown.
 const char *capsa_errno_name(int err);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

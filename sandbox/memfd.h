@@ -31,6 +31,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 // Seal bits (Linux's F_SEAL_* values; defined here for old libc headers).
 #define CAPSA_SEAL_SEAL 0x0001u
 #define CAPSA_SEAL_SHRINK 0x0002u
@@ -80,6 +83,8 @@ int capsa_memfd_seals(int fd);
 // Whether memfds made by capsa_memfd_create() carry the exec seal on this
 // kernel (MFD_NOEXEC_SEAL / F_SEAL_EXEC, Linux >= 6.3). Probed once.
 bool capsa_memfd_exec_sealed(void);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

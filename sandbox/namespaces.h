@@ -50,6 +50,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 // Namespace bits (same values as ipc/message.h's CAPSA_NS_*).
 #define CAPSA_NAMESPACE_USER 0x01u
 #define CAPSA_NAMESPACE_PID 0x02u
@@ -190,6 +193,8 @@ int capsa_ns_ids_of(pid_t pid, capsa_ns_ids *out);
 
 // The CAPSA_NAMESPACE_* set in which two snapshots differ.
 unsigned capsa_ns_ids_differ(const capsa_ns_ids *a, const capsa_ns_ids *b);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

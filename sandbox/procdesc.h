@@ -32,6 +32,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 // FreeBSD's pdfork flags. CAPSA_PD_CLOEXEC is implied (pidfds are always
 // close-on-exec); CAPSA_PD_DAEMON is accepted and is Linux's only behaviour.
 #define CAPSA_PD_DAEMON 0x00000001
@@ -63,6 +66,8 @@ int capsa_pdkill(int pidfd, int signum);
 // WNOHANG when nothing changed, -ECHILD (not our child or already reaped),
 // -EBADF, -ENOTCAPABLE.
 pid_t capsa_pdwait(int pidfd, int *status, int options, struct rusage *ru);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

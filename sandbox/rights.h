@@ -25,6 +25,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 #define CAPSA_RIGHTS_VERSION 0
 
 typedef struct capsa_rights {
@@ -159,20 +162,21 @@ typedef struct capsa_rights {
 // Rights helpers; the variadic ones take a list of CAPSA_CAP_* values
 // (terminated internally, as FreeBSD's macros do). `rights` is owned by the
 // caller; each returns its first argument.
-capsa_rights_t *capsa__rights_init(int version, capsa_rights_t *rights, ...);
-capsa_rights_t *capsa__rights_set(capsa_rights_t *rights, ...);
-capsa_rights_t *capsa__rights_clear(capsa_rights_t *rights, ...);
-bool capsa__rights_is_set(const capsa_rights_t *rights, ...);
+capsa_rights_t *capsa_rights_init_list(int version, capsa_rights_t *rights,
+                                       ...);
+capsa_rights_t *capsa_rights_set_list(capsa_rights_t *rights, ...);
+capsa_rights_t *capsa_rights_clear_list(capsa_rights_t *rights, ...);
+bool capsa_rights_is_set_list(const capsa_rights_t *rights, ...);
 // The same over a va_list of rights ending in 0 (for wrappers such as the
 // Capsicum-compatible API).
-capsa_rights_t *capsa__rights_vset(capsa_rights_t *rights, va_list ap);
-capsa_rights_t *capsa__rights_vclear(capsa_rights_t *rights, va_list ap);
-bool capsa__rights_vis_set(const capsa_rights_t *rights, va_list ap);
+capsa_rights_t *capsa_rights_vset(capsa_rights_t *rights, va_list ap);
+capsa_rights_t *capsa_rights_vclear(capsa_rights_t *rights, va_list ap);
+bool capsa_rights_vis_set(const capsa_rights_t *rights, va_list ap);
 #define capsa_rights_init(...) \
-  capsa__rights_init(CAPSA_RIGHTS_VERSION, __VA_ARGS__, 0ULL)
-#define capsa_rights_set(...) capsa__rights_set(__VA_ARGS__, 0ULL)
-#define capsa_rights_clear(...) capsa__rights_clear(__VA_ARGS__, 0ULL)
-#define capsa_rights_is_set(...) capsa__rights_is_set(__VA_ARGS__, 0ULL)
+  capsa_rights_init_list(CAPSA_RIGHTS_VERSION, __VA_ARGS__, 0ULL)
+#define capsa_rights_set(...) capsa_rights_set_list(__VA_ARGS__, 0ULL)
+#define capsa_rights_clear(...) capsa_rights_clear_list(__VA_ARGS__, 0ULL)
+#define capsa_rights_is_set(...) capsa_rights_is_set_list(__VA_ARGS__, 0ULL)
 
 // All rights / no rights (valid sets of the current version).
 capsa_rights_t *capsa_rights_init_all(capsa_rights_t *rights);
@@ -269,6 +273,8 @@ int capsa_rights_close(int fd);
 #define CAPSA_RIGHTS_BY_ACCESS_MODE (1u << 1)  // reopened narrower
 #define CAPSA_RIGHTS_BY_SHUTDOWN (1u << 2)     // socket shut down
 int capsa_rights_mechanisms(int fd);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

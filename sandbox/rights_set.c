@@ -27,7 +27,7 @@ capsa_rights_t *capsa_rights_init_all(capsa_rights_t *rights) {
   return rights;
 }
 
-capsa_rights_t *capsa__rights_vset(capsa_rights_t *rights, va_list ap) {
+capsa_rights_t *capsa_rights_vset(capsa_rights_t *rights, va_list ap) {
   for (uint64_t r; (r = va_arg(ap, uint64_t)) != 0;) {
     int w = word_of(r);
     if (w >= 0) rights->cr_rights[w] |= r;
@@ -35,7 +35,7 @@ capsa_rights_t *capsa__rights_vset(capsa_rights_t *rights, va_list ap) {
   return rights;
 }
 
-capsa_rights_t *capsa__rights_vclear(capsa_rights_t *rights, va_list ap) {
+capsa_rights_t *capsa_rights_vclear(capsa_rights_t *rights, va_list ap) {
   for (uint64_t r; (r = va_arg(ap, uint64_t)) != 0;) {
     int w = word_of(r);
     // Keep the word's index bits: only the right's own bits go.
@@ -44,7 +44,7 @@ capsa_rights_t *capsa__rights_vclear(capsa_rights_t *rights, va_list ap) {
   return rights;
 }
 
-bool capsa__rights_vis_set(const capsa_rights_t *rights, va_list ap) {
+bool capsa_rights_vis_set(const capsa_rights_t *rights, va_list ap) {
   bool all = true;
   for (uint64_t r; (r = va_arg(ap, uint64_t)) != 0;) {
     int w = word_of(r);
@@ -53,36 +53,37 @@ bool capsa__rights_vis_set(const capsa_rights_t *rights, va_list ap) {
   return all;
 }
 
-capsa_rights_t *capsa__rights_init(int version, capsa_rights_t *rights, ...) {
+capsa_rights_t *capsa_rights_init_list(int version, capsa_rights_t *rights,
+                                       ...) {
   (void)version;  // only version 0 exists
   capsa_rights_init_none(rights);
   va_list ap;
   va_start(ap, rights);
-  capsa__rights_vset(rights, ap);
+  capsa_rights_vset(rights, ap);
   va_end(ap);
   return rights;
 }
 
-capsa_rights_t *capsa__rights_set(capsa_rights_t *rights, ...) {
+capsa_rights_t *capsa_rights_set_list(capsa_rights_t *rights, ...) {
   va_list ap;
   va_start(ap, rights);
-  capsa__rights_vset(rights, ap);
+  capsa_rights_vset(rights, ap);
   va_end(ap);
   return rights;
 }
 
-capsa_rights_t *capsa__rights_clear(capsa_rights_t *rights, ...) {
+capsa_rights_t *capsa_rights_clear_list(capsa_rights_t *rights, ...) {
   va_list ap;
   va_start(ap, rights);
-  capsa__rights_vclear(rights, ap);
+  capsa_rights_vclear(rights, ap);
   va_end(ap);
   return rights;
 }
 
-bool capsa__rights_is_set(const capsa_rights_t *rights, ...) {
+bool capsa_rights_is_set_list(const capsa_rights_t *rights, ...) {
   va_list ap;
   va_start(ap, rights);
-  bool all = capsa__rights_vis_set(rights, ap);
+  bool all = capsa_rights_vis_set(rights, ap);
   va_end(ap);
   return all;
 }

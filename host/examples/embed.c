@@ -4,9 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "host/capsa_host.h"
-#include "host/kind_registry.h"
-#include "renderer/runtime.h"
+#include <capsa/capsa.h>  // the SDK: pkg-config --cflags --libs capsa
 
 // Renderer side: runs in capability mode, in its own namespaces.
 static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {

@@ -40,7 +40,7 @@ cap_rights_t *__cap_rights_init(int version, cap_rights_t *rights, ...) {
   capsa_rights_init_none(C(rights));
   va_list ap;
   va_start(ap, rights);
-  capsa__rights_vset(C(rights), ap);
+  capsa_rights_vset(C(rights), ap);
   va_end(ap);
   return rights;
 }
@@ -48,7 +48,7 @@ cap_rights_t *__cap_rights_init(int version, cap_rights_t *rights, ...) {
 cap_rights_t *__cap_rights_set(cap_rights_t *rights, ...) {
   va_list ap;
   va_start(ap, rights);
-  capsa__rights_vset(C(rights), ap);
+  capsa_rights_vset(C(rights), ap);
   va_end(ap);
   return rights;
 }
@@ -56,7 +56,7 @@ cap_rights_t *__cap_rights_set(cap_rights_t *rights, ...) {
 cap_rights_t *__cap_rights_clear(cap_rights_t *rights, ...) {
   va_list ap;
   va_start(ap, rights);
-  capsa__rights_vclear(C(rights), ap);
+  capsa_rights_vclear(C(rights), ap);
   va_end(ap);
   return rights;
 }
@@ -64,7 +64,7 @@ cap_rights_t *__cap_rights_clear(cap_rights_t *rights, ...) {
 bool __cap_rights_is_set(const cap_rights_t *rights, ...) {
   va_list ap;
   va_start(ap, rights);
-  bool all = capsa__rights_vis_set(CC(rights), ap);
+  bool all = capsa_rights_vis_set(CC(rights), ap);
   va_end(ap);
   return all;
 }

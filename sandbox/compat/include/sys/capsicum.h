@@ -31,6 +31,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 #define CAP_RIGHTS_VERSION_00 0
 #define CAP_RIGHTS_VERSION CAP_RIGHTS_VERSION_00
 
@@ -211,6 +214,8 @@ int capsa_fbsd_fcntl(int fd, int cmd, ...);
 #define dup3(oldfd, newfd, flags) capsa_fbsd_dup3(oldfd, newfd, flags)
 #define fcntl(...) capsa_fbsd_fcntl(__VA_ARGS__)
 #endif
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 #define PD_DAEMON 0x00000001
 #define PD_CLOEXEC 0x00000002
 #define PD_ALLOWED_AT_FORK (PD_DAEMON | PD_CLOEXEC)
@@ -31,6 +34,8 @@ int pdkill(int fd, int signum);
 // wait4(2) on a process descriptor: returns the pid, 0 with WNOHANG when
 // nothing changed, or -1 with errno.
 pid_t pdwait4(int fd, int *status, int options, struct rusage *rusage);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }
