@@ -62,7 +62,8 @@ static long rss_kb(void) {
   return v;
 }
 
-// --- renderers ----------------------------------------------------------------
+// --- renderers
+// ----------------------------------------------------------------
 
 // Healthy: the runtime answers PING itself; nothing else to do.
 static const capsa_renderer_handlers_t kQuiet = {"bench-host", NULL, NULL,
@@ -93,10 +94,10 @@ static const capsa_renderer_handlers_t kSpinner = {"bench-spinner", spin, NULL,
 CAPSA_RENDERER_KIND(bench_host, "bench-host", capsa_renderer_main, &kQuiet)
 CAPSA_RENDERER_KIND(bench_spinner, "bench-spinner", capsa_renderer_main,
                     &kSpinner)
-CAPSA_RENDERER_KIND(bench_greedy, "bench-greedy", capsa_renderer_main,
-                    &kGreedy)
+CAPSA_RENDERER_KIND(bench_greedy, "bench-greedy", capsa_renderer_main, &kGreedy)
 
-// --- host ---------------------------------------------------------------------
+// --- host
+// ---------------------------------------------------------------------
 
 struct bench;
 struct pinger {  // a healthy renderer's PING loop
@@ -195,7 +196,8 @@ static void close_host(struct bench *b) {
   uv_loop_close(&b->loop);
 }
 
-// --- per renderer ---------------------------------------------------------------
+// --- per renderer
+// ---------------------------------------------------------------
 
 struct cost {
   unsigned n;
@@ -220,7 +222,8 @@ static void measure_cost(unsigned n, struct cost *c) {
   close_host(&b);
 }
 
-// --- neighbours -------------------------------------------------------------------
+// --- neighbours
+// -------------------------------------------------------------------
 
 static void on_pong(capsa_renderer_t *r, int status, capsa_msg_t *reply,
                     void *arg);
@@ -230,8 +233,7 @@ static int ping(struct bench *b, unsigned i) {
   capsa_msg_init(&m, CAPSA_MSG_PING);
   b->sent_us[i] = now_us();
   b->pingers[i] = (struct pinger){b, i};
-  int err = capsa_renderer_request(b->r[i], &m, 10000, on_pong,
-                                   &b->pingers[i]);
+  int err = capsa_renderer_request(b->r[i], &m, 10000, on_pong, &b->pingers[i]);
   if (err == 0) b->outstanding++;
   return err;
 }
@@ -293,7 +295,8 @@ static void measure_latency(enum neighbour nb, unsigned want,
       if (fds > l->peak_fds) l->peak_fds = fds;
       if (rss > l->peak_rss_kb) l->peak_rss_kb = rss;
     }
-    if (!l->error) l->error = b.error ? b.error : (rtt_done(&b) ? 0 : -ETIMEDOUT);
+    if (!l->error)
+      l->error = b.error ? b.error : (rtt_done(&b) ? 0 : -ETIMEDOUT);
   }
   if (!l->error && b.nrtt > 0) {
     qsort(rtt, b.nrtt, sizeof *rtt, cmp_double);
@@ -317,9 +320,10 @@ int capsa_bench_host(int argc, char **argv) {
     }
   }
   int rc = 0;
-  printf("host cost per renderer (idle, READY; minus a started host with "
-         "none)\n  %-10s %10s %12s %14s %10s\n",
-         "renderers", "host fds", "fds each", "host RSS kB", "threads");
+  printf(
+      "host cost per renderer (idle, READY; minus a started host with "
+      "none)\n  %-10s %10s %12s %14s %10s\n",
+      "renderers", "host fds", "fds each", "host RSS kB", "threads");
   unsigned ns[] = {1, 10, 100};
   for (unsigned i = 0; i < 3; i++) {
     struct cost c;
@@ -336,9 +340,10 @@ int capsa_bench_host(int argc, char **argv) {
   measure_latency(NONE, want, &alone);
   measure_latency(FLOOD, want, &next);
   measure_latency(SPIN, want, &spinning);
-  printf("PING round trips to 3 healthy renderers (%u, µs)\n"
-         "  %-22s %10s %10s %10s %12s %10s\n",
-         want, "", "p50", "p99", "p99 ratio", "peak fds", "peak RSS kB");
+  printf(
+      "PING round trips to 3 healthy renderers (%u, µs)\n"
+      "  %-22s %10s %10s %10s %12s %10s\n",
+      want, "", "p50", "p99", "p99 ratio", "peak fds", "peak RSS kB");
   struct latency *ls[3] = {&alone, &next, &spinning};
   const char *names[3] = {"alone", "next to a LOG flood",
                           "next to a CPU spinner"};
@@ -353,9 +358,10 @@ int capsa_bench_host(int argc, char **argv) {
            ls[i]->peak_fds, ls[i]->peak_rss_kb);
   }
   if (!next.error)
-    printf("  the flood delivered %u LOG events meanwhile (goal: p99 ratio "
-           "<= 2x); a spinner that sends nothing shows what the shared "
-           "cores alone cost (%ld cores here)\n",
-           next.logs, sysconf(_SC_NPROCESSORS_ONLN));
+    printf(
+        "  the flood delivered %u LOG events meanwhile (goal: p99 ratio "
+        "<= 2x); a spinner that sends nothing shows what the shared "
+        "cores alone cost (%ld cores here)\n",
+        next.logs, sysconf(_SC_NPROCESSORS_ONLN));
   return rc;
 }
