@@ -23,23 +23,13 @@
 #include <unistd.h>
 
 #include "host/capsa_host.h"
+#include "host/cli/bench_util.h"
 #include "host/cli/commands.h"
 #include "host/kind_registry.h"
 #include "renderer/runtime.h"
 
 #define MAX_RENDERERS 100
 #define MAX_SAMPLES 20000
-
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 static long count_dir(const char *path) {
   DIR *d = opendir(path);
@@ -62,8 +52,7 @@ static long rss_kb(void) {
   return v;
 }
 
-// --- renderers
-// ----------------------------------------------------------------
+// --- renderers ---
 
 // Healthy: the runtime answers PING itself; nothing else to do.
 static const capsa_renderer_handlers_t kQuiet = {"bench-host", NULL, NULL,
@@ -96,8 +85,7 @@ CAPSA_RENDERER_KIND(bench_spinner, "bench-spinner", capsa_renderer_main,
                     &kSpinner)
 CAPSA_RENDERER_KIND(bench_greedy, "bench-greedy", capsa_renderer_main, &kGreedy)
 
-// --- host
-// ---------------------------------------------------------------------
+// --- host ---
 
 struct bench;
 struct pinger {  // a healthy renderer's PING loop
@@ -170,8 +158,8 @@ static int open_host(struct bench *b) {
 
 static void run_until(struct bench *b, bool (*done)(struct bench *),
                       double ms) {
-  double end = now_us() + ms * 1e3;
-  while (!done(b) && now_us() < end) uv_run(&b->loop, UV_RUN_ONCE);
+  double end = capsa_bench_now_us() + ms * 1e3;
+  while (!done(b) && capsa_bench_now_us() < end) uv_run(&b->loop, UV_RUN_ONCE);
 }
 
 static bool all_ready(struct bench *b) {
@@ -196,8 +184,7 @@ static void close_host(struct bench *b) {
   uv_loop_close(&b->loop);
 }
 
-// --- per renderer
-// ---------------------------------------------------------------
+// --- per renderer ---
 
 struct cost {
   unsigned n;
@@ -222,8 +209,7 @@ static void measure_cost(unsigned n, struct cost *c) {
   close_host(&b);
 }
 
-// --- neighbours
-// -------------------------------------------------------------------
+// --- neighbours ---
 
 static void on_pong(capsa_renderer_t *r, int status, capsa_msg_t *reply,
                     void *arg);
@@ -231,7 +217,7 @@ static void on_pong(capsa_renderer_t *r, int status, capsa_msg_t *reply,
 static int ping(struct bench *b, unsigned i) {
   capsa_msg_t m;
   capsa_msg_init(&m, CAPSA_MSG_PING);
-  b->sent_us[i] = now_us();
+  b->sent_us[i] = capsa_bench_now_us();
   b->pingers[i] = (struct pinger){b, i};
   int err = capsa_renderer_request(b->r[i], &m, 10000, on_pong, &b->pingers[i]);
   if (err == 0) b->outstanding++;
@@ -248,7 +234,8 @@ static void on_pong(capsa_renderer_t *r, int status, capsa_msg_t *reply,
     if (!b->error) b->error = status;
     return;
   }
-  if (b->nrtt < b->want) b->rtt[b->nrtt++] = now_us() - b->sent_us[i];
+  if (b->nrtt < b->want)
+    b->rtt[b->nrtt++] = capsa_bench_now_us() - b->sent_us[i];
   if (b->nrtt + b->outstanding < b->want) ping(b, i);
 }
 
@@ -285,11 +272,11 @@ static void measure_latency(enum neighbour nb, unsigned want,
     b.rtt = rtt;
     b.want = want;
     // Let the flood get going first.
-    double settle = now_us() + 200e3;
-    while (now_us() < settle) uv_run(&b.loop, UV_RUN_NOWAIT);
+    double settle = capsa_bench_now_us() + 200e3;
+    while (capsa_bench_now_us() < settle) uv_run(&b.loop, UV_RUN_NOWAIT);
     for (unsigned i = 0; i < 3 && !l->error; i++) l->error = ping(&b, i);
-    double end = now_us() + 120e6;
-    while (!rtt_done(&b) && now_us() < end) {
+    double end = capsa_bench_now_us() + 120e6;
+    while (!rtt_done(&b) && capsa_bench_now_us() < end) {
       uv_run(&b.loop, UV_RUN_ONCE);
       long fds = count_dir("/proc/self/fd"), rss = rss_kb();
       if (fds > l->peak_fds) l->peak_fds = fds;
@@ -299,7 +286,7 @@ static void measure_latency(enum neighbour nb, unsigned want,
       l->error = b.error ? b.error : (rtt_done(&b) ? 0 : -ETIMEDOUT);
   }
   if (!l->error && b.nrtt > 0) {
-    qsort(rtt, b.nrtt, sizeof *rtt, cmp_double);
+    qsort(rtt, b.nrtt, sizeof *rtt, capsa_bench_cmp_double);
     l->p50 = rtt[b.nrtt / 2];
     l->p99 = rtt[(size_t)(b.nrtt * 0.99)];
   }

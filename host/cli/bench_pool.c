@@ -28,6 +28,7 @@
 
 #include "host/capsa_host.h"
 #include "host/capsa_pool.h"
+#include "host/cli/bench_util.h"
 #include "host/cli/commands.h"
 #include "host/kind_registry.h"
 #include "ipc/handle.h"
@@ -53,9 +54,7 @@ CAPSA_RENDERER_KIND(gzip_pool, "gzip-pool", capsa_renderer_main,
                     &capsa_gzip_renderer)
 
 static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+  return capsa_bench_now_us() / 1e3;
 }
 
 static uint64_t rusage_us(int who) {
@@ -118,6 +117,27 @@ static int input_memfd(size_t len, uint8_t **map) {
   return fd;
 }
 
+// The input memfd (mapped) and an output memfd, or -errno with nothing
+// left open.
+static int open_pair(size_t len, uint8_t **map, int *in, int *out) {
+  *in = input_memfd(len, map);
+  if (*in < 0) return *in;
+  *out = memfd_create("bench-out", MFD_CLOEXEC);
+  if (*out < 0) {
+    int e = -errno;
+    munmap(*map, len);
+    close(*in);
+    return e;
+  }
+  return 0;
+}
+
+static void close_pair(size_t len, uint8_t *map, int in, int out) {
+  munmap(map, len);
+  close(in);
+  close(out);
+}
+
 static int rewind_both(int in, int out) {
   if (lseek(in, 0, SEEK_SET) < 0 || ftruncate(out, 0) < 0 ||
       lseek(out, 0, SEEK_SET) < 0)
@@ -133,18 +153,12 @@ struct row {
   int error;
 };
 
-// --- in-process
-// ---------------------------------------------------------------
+// --- in-process ---
 
 static void run_inproc(const struct bench_opts *o, struct row *r) {
   uint8_t *map;
-  int in = input_memfd(o->size, &map);
-  int out = memfd_create("bench-out", MFD_CLOEXEC);
-  if (in < 0 || out < 0) {
-    r->error = in < 0 ? in : -errno;
-    if (in >= 0) close(in);
-    return;
-  }
+  int in, out;
+  if ((r->error = open_pair(o->size, &map, &in, &out)) < 0) return;
   uint64_t c0 = rusage_us(RUSAGE_SELF);
   double t0 = now_ms();
   struct capsa_gzip_options go = {o->level, 0};
@@ -158,25 +172,17 @@ static void run_inproc(const struct bench_opts *o, struct row *r) {
   }
   r->wall_ms = now_ms() - t0;
   r->cpu_us = rusage_us(RUSAGE_SELF) - c0;
-  munmap(map, o->size);
-  close(in);
-  close(out);
+  close_pair(o->size, map, in, out);
 }
 
-// --- fork+exec
-// ----------------------------------------------------------------
+// --- fork+exec ---
 
 static void run_forkexec(const struct bench_opts *o, struct row *r) {
   char level[8];
   snprintf(level, sizeof level, "%d", o->level);
   uint8_t *map;
-  int in = input_memfd(o->size, &map);
-  int out = memfd_create("bench-out", MFD_CLOEXEC);
-  if (in < 0 || out < 0) {
-    r->error = in < 0 ? in : -errno;
-    if (in >= 0) close(in);
-    return;
-  }
+  int in, out;
+  if ((r->error = open_pair(o->size, &map, &in, &out)) < 0) return;
   uint64_t c0 = rusage_us(RUSAGE_SELF) + rusage_us(RUSAGE_CHILDREN);
   double t0 = now_ms();
   for (unsigned i = 0; i < o->inputs && !r->error; i++) {
@@ -200,9 +206,7 @@ static void run_forkexec(const struct bench_opts *o, struct row *r) {
   }
   r->wall_ms = now_ms() - t0;
   r->cpu_us = rusage_us(RUSAGE_SELF) + rusage_us(RUSAGE_CHILDREN) - c0;
-  munmap(map, o->size);
-  close(in);
-  close(out);
+  close_pair(o->size, map, in, out);
 }
 
 // The fork+exec child: stdin to stdout, the same code as the renderer.
@@ -211,8 +215,7 @@ static int child_main(int level) {
   return capsa_gzip_compress(0, 1, &go, NULL) < 0 ? 1 : 0;
 }
 
-// --- pool
-// ---------------------------------------------------------------------
+// --- pool ---
 
 struct slot {
   capsa_shm_region_t in, out;
@@ -435,8 +438,7 @@ static void run_pool(const struct bench_opts *o, struct row *r) {
   free(b);
 }
 
-// --- driver
-// -------------------------------------------------------------------
+// --- driver ---
 
 static void usage(FILE *f) {
   fprintf(f,

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "host/capsa_host.h"
+#include "host/cli/bench_util.h"
 #include "host/cli/commands.h"
 #include "host/kind_registry.h"
 #include "host/zygote.h"
@@ -39,17 +40,6 @@
 extern char **environ;
 
 #define MAX_RUNS 2000
-
-static double now_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
 
 struct result {
   const char *name;
@@ -61,7 +51,7 @@ struct result {
 static void summarize(struct result *r, double *t, int n) {
   r->runs = n;
   if (n == 0) return;
-  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  qsort(t, (size_t)n, sizeof *t, capsa_bench_cmp_double);
   r->min = t[0];
   r->median = t[n / 2];
 }
@@ -82,7 +72,7 @@ static int read_byte(int fd) {
 static int fork_exec_until_byte(char *const argv[], bool quiet, double *us) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0) return -errno;
-  double t0 = now_us();
+  double t0 = capsa_bench_now_us();
   pid_t pid = fork();
   if (pid == 0) {
     dup2(p[1], 1);
@@ -93,7 +83,7 @@ static int fork_exec_until_byte(char *const argv[], bool quiet, double *us) {
   }
   close(p[1]);
   int err = pid < 0 ? -errno : read_byte(p[0]);
-  *us = now_us() - t0;
+  *us = capsa_bench_now_us() - t0;
   close(p[0]);
   if (pid > 0) waitpid(pid, NULL, 0);
   return err;
@@ -111,12 +101,12 @@ static int one_posix_spawn(const char *probe, double *us) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, p[1], 1);
   char *argv[] = {(char *)probe, NULL};
-  double t0 = now_us();
+  double t0 = capsa_bench_now_us();
   pid_t pid;
   int rc = posix_spawn(&pid, probe, &fa, NULL, argv, environ);
   close(p[1]);
   int err = rc ? -rc : read_byte(p[0]);
-  *us = now_us() - t0;
+  *us = capsa_bench_now_us() - t0;
   close(p[0]);
   posix_spawn_file_actions_destroy(&fa);
   if (rc == 0) waitpid(pid, NULL, 0);
@@ -149,7 +139,7 @@ static int one_zygote(capsa__zygote *z, unsigned kind, double *us) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return -errno;
-  double t0 = now_us();
+  double t0 = capsa_bench_now_us();
   struct capsa_ns_child c = {-1, 0};
   int chan = -1, errfd = -1;
   int err = capsa__zygote_fork(z, kind, sv[1], &c, &chan, &errfd);
@@ -160,7 +150,7 @@ static int one_zygote(capsa__zygote *z, unsigned kind, double *us) {
     sv[0] = chan;
   }
   if (err == 0) err = read_byte(sv[0]);
-  *us = now_us() - t0;
+  *us = capsa_bench_now_us() - t0;
   close(sv[0]);  // the renderer exits on EOF
   if (c.pidfd >= 0 && err == 0) {
     siginfo_t si;
@@ -210,7 +200,7 @@ static long uss_kb(pid_t pid) {
 static void host_bench_event(capsa_host_t *h, const capsa_host_event_t *ev) {
   struct host_bench *b = h->data;
   if (ev->type == CAPSA_EV_READY) {
-    b->ready_us = now_us();
+    b->ready_us = capsa_bench_now_us();
     b->ready++;
     long uss = uss_kb(capsa_renderer_pid(ev->renderer));
     if (uss >= 0 && b->nuss < MAX_RUNS) b->uss_kb[b->nuss++] = (double)uss;
@@ -246,9 +236,9 @@ static void host_bench_open(struct host_bench *b, bool spare, bool forked) {
   k.heartbeat_ms = 0;
   k.keep_spare = spare;
   if (err == 0) err = capsa_host_define_kind(&b->host, &k);
-  double t0 = now_us();
+  double t0 = capsa_bench_now_us();
   if (err >= 0) err = capsa_host_start(&b->host);
-  b->start_us = now_us() - t0;
+  b->start_us = capsa_bench_now_us() - t0;
   if (err == 0 && strcmp(capsa_host_image(&b->host), "exec") != forked)
     err = -EPROTO;  // not the image this row is about
   b->error = err < 0 ? err : 0;
@@ -261,7 +251,7 @@ static int one_host(struct host_bench *b, double *us) {
   capsa_renderer_t *rd;
   int ready = b->ready, closed = b->closed;
   uv_run(&b->loop, UV_RUN_NOWAIT);
-  double t0 = now_us();
+  double t0 = capsa_bench_now_us();
   int err = capsa_host_spawn(&b->host, 0, NULL, &rd);
   if (err < 0) return err;
   while (b->ready == ready && !b->failed) uv_run(&b->loop, UV_RUN_ONCE);
@@ -507,8 +497,10 @@ int capsa_bench_spawn(int argc, char **argv) {
          : no_capmode ? "off"
                       : "full entry per renderer");
   if (nstart > 0) {
-    qsort(start_exec, (size_t)nstart, sizeof start_exec[0], cmp_double);
-    qsort(start_fork, (size_t)nstart, sizeof start_fork[0], cmp_double);
+    qsort(start_exec, (size_t)nstart, sizeof start_exec[0],
+          capsa_bench_cmp_double);
+    qsort(start_fork, (size_t)nstart, sizeof start_fork[0],
+          capsa_bench_cmp_double);
     printf(
         "capsa_host_start (zygote ready), median of %d: exec'd zygote %.2f "
         "ms, forked zygote %.2f ms\n",
@@ -521,8 +513,10 @@ int capsa_bench_spawn(int argc, char **argv) {
         res[HO].median / res[HF].median,
         res[HFS].median > 0 ? res[HS].median / res[HFS].median : 0.0);
   if (nuss_exec > 0 && nuss_fork > 0) {
-    qsort(uss_exec, (size_t)nuss_exec, sizeof *uss_exec, cmp_double);
-    qsort(uss_fork, (size_t)nuss_fork, sizeof *uss_fork, cmp_double);
+    qsort(uss_exec, (size_t)nuss_exec, sizeof *uss_exec,
+          capsa_bench_cmp_double);
+    qsort(uss_fork, (size_t)nuss_fork, sizeof *uss_fork,
+          capsa_bench_cmp_double);
     printf(
         "idle USS of a READY renderer (smaps_rollup Private_*, median): "
         "exec'd zygote %.0f kB, forked zygote %.0f kB (goal <= 300 kB)\n",

@@ -1,0 +1,20 @@
+// Small helpers the capsa bench commands share (host/cli/bench_*.c).
+#ifndef CAPSA_HOST_CLI_BENCH_UTIL_H_
+#define CAPSA_HOST_CLI_BENCH_UTIL_H_
+
+#include <time.h>
+
+// CLOCK_MONOTONIC in microseconds.
+static inline double capsa_bench_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+// qsort comparator for doubles (medians, percentiles).
+static inline int capsa_bench_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+#endif  // CAPSA_HOST_CLI_BENCH_UTIL_H_
