@@ -22,7 +22,11 @@ static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
     char probe;
     if (out >= 0 && pread(out, &probe, 1, 0) >= 0)
       capsa_rctx_log(r, CAPSA_LOG_WARN, "gzip: output region is readable");
-    struct capsa_gzip_options o = {j->level, m->handles[1].size};
+    // Only in_size bytes of the input region are input (the message table
+    // checked in_size <= the region's size); an empty input still travels
+    // in a region of at least one byte.
+    struct capsa_gzip_options o = {j->level, m->handles[1].size, true,
+                                   j->in_size};
     struct capsa_gzip_stats st = {0};
     int err = j->op == CAPSA_GZIP_COMPRESS
                   ? capsa_gzip_compress(in, out, &o, &st)

@@ -161,7 +161,7 @@ static void run_inproc(const struct bench_opts *o, struct row *r) {
   if ((r->error = open_pair(o->size, &map, &in, &out)) < 0) return;
   uint64_t c0 = rusage_us(RUSAGE_SELF);
   double t0 = now_ms();
-  struct capsa_gzip_options go = {o->level, 0};
+  struct capsa_gzip_options go = {.level = o->level};
   for (unsigned i = 0; i < o->inputs && !r->error; i++) {
     make_input(map, o->size, i);
     struct capsa_gzip_stats st = {0};
@@ -211,7 +211,7 @@ static void run_forkexec(const struct bench_opts *o, struct row *r) {
 
 // The fork+exec child: stdin to stdout, the same code as the renderer.
 static int child_main(int level) {
-  struct capsa_gzip_options go = {level, 0};
+  struct capsa_gzip_options go = {.level = level};
   return capsa_gzip_compress(0, 1, &go, NULL) < 0 ? 1 : 0;
 }
 

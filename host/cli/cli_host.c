@@ -230,6 +230,13 @@ static int input_region(const uint8_t *data, size_t len) {
                             (capsa_memfd_exec_sealed() ? MFD_NOEXEC_SEAL : 0));
   if (fd < 0) return -errno;
   if (!capsa_memfd_exec_sealed()) fchmod(fd, 0600);
+  // A region is never empty (the IPC layer refuses size 0): empty input is
+  // a 1-byte region carrying in_size 0.
+  if (len == 0 && ftruncate(fd, 1) < 0) {
+    int e = -errno;
+    close(fd);
+    return e;
+  }
   size_t off = 0;
   while (off < len) {
     ssize_t n = pwrite(fd, data + off, len - off, (off_t)off);
@@ -295,7 +302,8 @@ static void gzip_ready(struct capsa_cli_job *job) {
   int out = fcntl(g->out_fd, F_DUPFD_CLOEXEC, 0);
   int err = (in < 0 || out < 0) ? -EMFILE : 0;
   if (!err)
-    err = capsa_msg_add_handle(&m, in, CAPSA_HANDLE_SHM, &ro, g->in_len, false);
+    err = capsa_msg_add_handle(&m, in, CAPSA_HANDLE_SHM, &ro,
+                               g->in_len ? g->in_len : 1, false);
   if (err >= 0)
     err =
         capsa_msg_add_handle(&m, out, CAPSA_HANDLE_SHM, &wo, g->out_cap, true);

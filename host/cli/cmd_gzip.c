@@ -83,11 +83,8 @@ static int run(const char *name, bool decompress, int argc, char **argv) {
   int in_fd = 0;
   char out_path[4096] = "";
   if (file) {
-    in_fd = open(file, O_RDONLY | O_CLOEXEC);
-    if (in_fd < 0) {
-      fprintf(stderr, "capsa %s: %s: %s\n", name, file, strerror(errno));
-      return 1;
-    }
+    in_fd = capsa_cli_open_input(name, file);
+    if (in_fd < 0) return 1;
     if (!to_stdout) {
       size_t l = strlen(file);
       if (decompress) {
@@ -107,12 +104,15 @@ static int run(const char *name, bool decompress, int argc, char **argv) {
             name);
     return 1;
   }
+  // Every message names what it is about: FILE, or stdin/stdout.
+  const char *in_name = file ? file : "stdin";
+  const char *out_name = out_path[0] ? out_path : "stdout";
   uint8_t *in = NULL, *out = NULL;
   size_t in_len = 0, out_len = 0;
   int err = read_all(in_fd, &in, &in_len);
   if (file) close(in_fd);
   if (err < 0) {
-    fprintf(stderr, "capsa %s: read: %s\n", name, strerror(-err));
+    fprintf(stderr, "capsa %s: %s: read: %s\n", name, in_name, strerror(-err));
     return 1;
   }
   struct capsa_cli_host h;
@@ -131,7 +131,7 @@ static int run(const char *name, bool decompress, int argc, char **argv) {
   for (size_t i = 0; i < job.nlogs; i++)  // the renderer's own warnings
     fprintf(stderr, "capsa %s: renderer: %s\n", name, job.logs[i]);
   if (err < 0) {
-    fprintf(stderr, "capsa %s: %s\n", name,
+    fprintf(stderr, "capsa %s: %s: %s\n", name, in_name,
             job.outcome[0] ? job.outcome : strerror(-err));
     capsa_cli_job_free(&job);
     return 1;
@@ -150,7 +150,9 @@ static int run(const char *name, bool decompress, int argc, char **argv) {
   free(out);
   if (out_path[0] && close(out_fd) < 0 && err == 0) err = -errno;
   if (err < 0) {
-    fprintf(stderr, "capsa %s: write: %s\n", name, strerror(-err));
+    fprintf(stderr, "capsa %s: %s: write: %s\n", name, out_name,
+            strerror(-err));
+    if (out_path[0]) unlink(out_path);  // no truncated output left behind
     return 1;
   }
   return 0;

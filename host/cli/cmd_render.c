@@ -38,11 +38,8 @@ int capsa_cmd_render(int argc, char **argv) {
   }
   if (!in || !out)
     return capsa_cli_usage_error("render", kUsage, "need PAGE.md and -o", NULL);
-  int md = open(in, O_RDONLY | O_CLOEXEC);
-  if (md < 0) {
-    fprintf(stderr, "capsa render: %s: %s\n", in, strerror(errno));
-    return 1;
-  }
+  int md = capsa_cli_open_input("render", in);
+  if (md < 0) return 1;
   int png = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (png < 0) {
     fprintf(stderr, "capsa render: %s: %s\n", out, strerror(errno));
@@ -67,7 +64,7 @@ int capsa_cmd_render(int argc, char **argv) {
       fprintf(stderr, "capsa render: renderer: %s\n", job.logs[i]);
   capsa_cli_job_free(&job);
   if (err < 0) {
-    fprintf(stderr, "capsa render: %s\n",
+    fprintf(stderr, "capsa render: %s: %s\n", in,
             job.outcome[0] ? job.outcome : strerror(-err));
     unlink(out);
     return 1;

@@ -19,6 +19,12 @@ struct capsa_cli_command {
 int capsa_cli_usage_error(const char *cmd, const char *usage, const char *msg,
                           const char *arg);
 
+// Opens FILE (a command-line argument) for reading; refuses, with a message
+// naming it, anything but a regular file — a FIFO would block open(2) and
+// the read forever. Returns the descriptor (the caller's, O_CLOEXEC) or -1
+// after printing "capsa <cmd>: FILE: reason".
+int capsa_cli_open_input(const char *cmd, const char *path);  // input_file.c
+
 int capsa_cmd_doctor(int argc, char **argv);
 int capsa_cmd_bench(int argc, char **argv);
 int capsa_cmd_fuzz(int argc, char **argv);

@@ -27,8 +27,16 @@ static int wait_fd(int fd, short events) {
   }
 }
 
-// Reads up to `len` bytes; returns the count (0 at end of input) or -errno.
-static ssize_t read_some(int fd, unsigned char *buf, size_t len) {
+// Reads up to `len` bytes, never past opts->input_size when the input is
+// bounded; returns the count (0 at end of input) or -errno.
+static ssize_t read_some(int fd, unsigned char *buf, size_t len,
+                         const struct capsa_gzip_options *opts,
+                         const struct capsa_gzip_stats *st) {
+  if (opts != NULL && opts->bounded_input) {
+    uint64_t left = opts->input_size - st->bytes_in;
+    if (left == 0) return 0;
+    if (len > left) len = (size_t)left;
+  }
   for (;;) {
     ssize_t n = read(fd, buf, len);
     if (n >= 0) return n;
@@ -90,7 +98,7 @@ int capsa_gzip_compress(int in_fd, int out_fd,
   int flush = Z_NO_FLUSH;
   err = 0;
   while (err == 0 && flush != Z_FINISH) {
-    ssize_t n = read_some(in_fd, in, sizeof in);
+    ssize_t n = read_some(in_fd, in, sizeof in, opts, st);
     if (n < 0) {
       err = (int)n;
       break;
@@ -144,7 +152,7 @@ int capsa_gunzip(int in_fd, int out_fd, const struct capsa_gzip_options *opts,
   err = 0;
   for (;;) {
     if (z.avail_in == 0 && !eof) {
-      ssize_t n = read_some(in_fd, in, sizeof in);
+      ssize_t n = read_some(in_fd, in, sizeof in, opts, st);
       if (n < 0) {
         err = (int)n;
         break;
@@ -171,7 +179,7 @@ int capsa_gunzip(int in_fd, int out_fd, const struct capsa_gzip_options *opts,
         st->trailing_bytes += z.avail_in;
         z.avail_in = 0;
         while (!eof) {
-          ssize_t n = read_some(in_fd, in, sizeof in);
+          ssize_t n = read_some(in_fd, in, sizeof in, opts, st);
           if (n < 0) {
             err = (int)n;
             break;

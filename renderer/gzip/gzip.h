@@ -17,6 +17,7 @@
 #ifndef CAPSA_RENDERER_GZIP_GZIP_H_
 #define CAPSA_RENDERER_GZIP_GZIP_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -27,6 +28,8 @@ struct capsa_gzip_options {
   int level;            // 1..9; 0 means the default (6), as gzip
   uint64_t max_output;  // gunzip: stop with -EFBIG past this many bytes
                         // (decompression bombs); 0 = unlimited
+  bool bounded_input;   // true: read no more than input_size bytes (a
+  uint64_t input_size;  // region whose tail is not input); false: to EOF
 };
 
 // Counters (owned by the caller), filled also when an error is returned:

@@ -86,6 +86,69 @@ TEST_F(CliTest, GunzipOfGarbageFailsWithAReason) {
   EXPECT_EQ(2, Sh(Capsa() + " gzip --bogus 2>/dev/null"));
 }
 
+TEST_F(CliTest, GzipOfEmptyInputIsAValidEmptyGzipAsGzip1Writes) {
+  if (Sh("command -v gzip >/dev/null") != 0) GTEST_SKIP() << "no gzip(1)";
+  std::string in = dir_ + "/empty";
+  ASSERT_EQ(0, Sh(": > '" + in + "'"));
+  ASSERT_EQ(0, Sh(Capsa() + " gzip '" + in + "'"));
+  EXPECT_EQ(0, Sh("gzip -t '" + in + ".gz'"));
+  EXPECT_EQ(0, Sh("gzip -dc '" + in + ".gz' > '" + dir_ + "/a.out'"));
+  EXPECT_EQ(0u, Slurp(dir_ + "/a.out").size());
+  // Through pipes, and back through our own gunzip.
+  ASSERT_EQ(0, Sh("printf '' | " + Capsa() + " gzip -c | " + Capsa() +
+                  " gunzip -c > '" + dir_ + "/b.out'"));
+  EXPECT_EQ(0u, Slurp(dir_ + "/b.out").size());
+  // gzip(1)'s own empty file decompresses to nothing with ours.
+  ASSERT_EQ(0, Sh("gzip -c < /dev/null | " + Capsa() + " gunzip -c > '" + dir_ +
+                  "/c.out'"));
+  EXPECT_EQ(0u, Slurp(dir_ + "/c.out").size());
+}
+
+// A FIFO named as FILE would block open(2) and read forever with no writer:
+// refused at once, naming it (timeout(1) turns a hang into status 124).
+TEST_F(CliTest, FifoAsFileIsRefusedNotWaitedOn) {
+  std::string fifo = dir_ + "/fifo", err = dir_ + "/err";
+  ASSERT_EQ(0, mkfifo(fifo.c_str(), 0600));
+  const char *cmds[] = {" gzip '", " gunzip -c '", " render '"};
+  for (const char *c : cmds) {
+    std::string tail =
+        std::string(c) == " render '" ? "' -o '" + dir_ + "/x.png'" : "'";
+    EXPECT_EQ(
+        1, Sh("timeout 20 " + Capsa() + c + fifo + tail + " 2>'" + err + "'"))
+        << c;
+    EXPECT_NE(std::string::npos, Slurp(err).find(fifo + ": not a regular file"))
+        << Slurp(err);
+  }
+  EXPECT_NE(0, access((dir_ + "/x.png").c_str(), F_OK));
+  EXPECT_NE(0, access((fifo + ".gz").c_str(), F_OK));
+  // A directory likewise; stdin from a pipe stays fine (the first test).
+  EXPECT_EQ(1, Sh(Capsa() + " gzip '" + dir_ + "' 2>'" + err + "'"));
+  EXPECT_NE(std::string::npos, Slurp(err).find("not a regular file"));
+}
+
+TEST_F(CliTest, ErrorsNameTheFileTheyAreAbout) {
+  std::string bad = dir_ + "/bad.gz", err = dir_ + "/err";
+  ASSERT_EQ(0, Sh("echo garbage > '" + bad + "'"));
+  EXPECT_EQ(1, Sh(Capsa() + " gunzip '" + bad + "' 2>'" + err + "'"));
+  EXPECT_NE(std::string::npos, Slurp(err).find(bad + ": not in gzip format"))
+      << Slurp(err);
+  EXPECT_NE(0, access((dir_ + "/bad").c_str(), F_OK));  // nothing written
+  EXPECT_EQ(1, Sh("echo garbage | " + Capsa() + " gunzip 2>'" + err +
+                  "' >/dev/null"));
+  EXPECT_NE(std::string::npos, Slurp(err).find("stdin: not in gzip format"))
+      << Slurp(err);
+  if (access("/dev/full", W_OK) == 0) {
+    EXPECT_EQ(
+        1, Sh("echo x | " + Capsa() + " gzip -c 2>'" + err + "' >/dev/full"));
+    EXPECT_NE(std::string::npos, Slurp(err).find("stdout: write: "))
+        << Slurp(err);
+  }
+  EXPECT_EQ(1, Sh(Capsa() + " gzip '" + dir_ + "/missing' 2>'" + err + "'"));
+  EXPECT_NE(std::string::npos,
+            Slurp(err).find(dir_ + "/missing: No such file or directory"))
+      << Slurp(err);
+}
+
 TEST_F(CliTest, RenderWritesAPng) {
   std::string md = ExeDir() + "/../../renderer/samples/page.md";
   if (access(md.c_str(), R_OK) != 0) GTEST_SKIP() << "no sample page";

@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len) {
   if (len > 0 && write(in, data, len) != static_cast<ssize_t>(len))
     __builtin_trap();
   lseek(in, 0, SEEK_SET);
-  capsa_gzip_options o = {0, 64u << 20};  // bombs stop at 64 MiB
+  capsa_gzip_options o = {0, 64u << 20, false, 0};  // bombs stop at 64 MiB
   capsa_gzip_stats st;
   int rc = capsa_gunzip(in, out, &o, &st);
   close(in);

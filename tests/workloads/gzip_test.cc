@@ -32,7 +32,7 @@ int OpenWrite(const std::string &p) {
 int Compress(const std::string &in, const std::string &out, int level = 0,
              capsa_gzip_stats *st = nullptr) {
   int i = OpenRead(in), o = OpenWrite(out);
-  capsa_gzip_options opts = {level, 0};
+  capsa_gzip_options opts = {level, 0, false, 0};
   int r = capsa_gzip_compress(i, o, &opts, st);
   close(i);
   close(o);
@@ -42,7 +42,7 @@ int Compress(const std::string &in, const std::string &out, int level = 0,
 int Decompress(const std::string &in, const std::string &out,
                capsa_gzip_stats *st = nullptr, uint64_t max_output = 0) {
   int i = OpenRead(in), o = OpenWrite(out);
-  capsa_gzip_options opts = {0, max_output};
+  capsa_gzip_options opts = {0, max_output, false, 0};
   int r = capsa_gunzip(i, o, &opts, st);
   close(i);
   close(o);
@@ -130,6 +130,42 @@ TEST(Gzip, MultiMemberLikeCat) {
                   d.File("out") + "'"));
 }
 
+// A region is larger than its input (page rounding, reuse by a pool, the
+// 1-byte region of an empty input): bounded_input reads input_size bytes and
+// never the tail, in both directions.
+TEST(Gzip, BoundedInputStopsAtInputSize) {
+  TempDir d;
+  ASSERT_TRUE(d.ok());
+  std::string data = MakeData(100000, 7), tail = "TAIL NOT INPUT";
+  ASSERT_TRUE(WriteFile(d.File("in"), data + tail));
+  for (uint64_t n : {uint64_t{0}, uint64_t{1}, uint64_t{data.size()}}) {
+    int i = OpenRead(d.File("in")), o = OpenWrite(d.File("in.gz"));
+    capsa_gzip_options bounded = {0, 0, true, n};
+    capsa_gzip_stats st = {};
+    ASSERT_EQ(0, capsa_gzip_compress(i, o, &bounded, &st)) << n;
+    close(i);
+    close(o);
+    EXPECT_EQ(n, st.bytes_in);
+    ASSERT_EQ(0, Decompress(d.File("in.gz"), d.File("out")));
+    std::string back;
+    ASSERT_TRUE(ReadFile(d.File("out"), &back));
+    EXPECT_TRUE(back == data.substr(0, n)) << n;
+  }
+  // gunzip: bytes after input_size are neither trailing garbage nor read.
+  ASSERT_EQ(0, Compress(d.File("in"), d.File("all.gz")));
+  std::string gz;
+  ASSERT_TRUE(ReadFile(d.File("all.gz"), &gz));
+  ASSERT_TRUE(WriteFile(d.File("padded.gz"), gz + std::string(4096, 'x')));
+  int i = OpenRead(d.File("padded.gz")), o = OpenWrite(d.File("out"));
+  capsa_gzip_options bounded = {0, 0, true, gz.size()};
+  capsa_gzip_stats st = {};
+  EXPECT_EQ(0, capsa_gunzip(i, o, &bounded, &st));
+  close(i);
+  close(o);
+  EXPECT_EQ(0u, st.trailing_bytes);
+  EXPECT_EQ(gz.size(), st.bytes_in);
+}
+
 class GzipBad : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -188,7 +224,7 @@ TEST_F(GzipBad, TrailingGarbageIgnoredAndCounted) {
 TEST_F(GzipBad, OutputLimitIsEFBIG) {
   capsa_gzip_stats st;
   int i = OpenRead(d_.File("good.gz")), o = OpenWrite(d_.File("out"));
-  capsa_gzip_options opts = {0, 1000};
+  capsa_gzip_options opts = {0, 1000, false, 0};
   EXPECT_EQ(-EFBIG, capsa_gunzip(i, o, &opts, &st));
   EXPECT_LE(st.bytes_out, 1000u);
   close(i);
@@ -200,7 +236,7 @@ TEST_F(GzipBad, OutputLimitIsEFBIG) {
 TEST(GzipArgs, BadArgumentsAndDescriptors) {
   EXPECT_EQ(-EINVAL, capsa_gzip_compress(-1, 1, nullptr, nullptr));
   EXPECT_EQ(-EINVAL, capsa_gunzip(0, -1, nullptr, nullptr));
-  capsa_gzip_options bad = {10, 0};
+  capsa_gzip_options bad = {10, 0, false, 0};
   EXPECT_EQ(-EINVAL, capsa_gzip_compress(0, 1, &bad, nullptr));
   bad.level = -1;
   EXPECT_EQ(-EINVAL, capsa_gzip_compress(0, 1, &bad, nullptr));
