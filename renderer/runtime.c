@@ -60,6 +60,12 @@ static int run(int channel_fd, const capsa_sandbox_report_t *sandbox,
   if (capsa_cap_getmode(&mode) < 0 || !mode) {
     if (capsa_cap_enter() < 0) return CAPSA_RENDERER_EXIT_CAPMODE;
   }
+  // Violation lines (CAPSA_TRACE=1) say which kind wrote them.
+  if (h->kind) {
+    char label[CAPSA_TRACE_LABEL_MAX + 1];
+    snprintf(label, sizeof label, "renderer %s", h->kind);
+    capsa_capmode_set_trace_label(label);  // a kind name it refuses: none
+  }
   static capsa_rctx_t r;
   memset(&r, 0, sizeof r);
   r.h = h;

@@ -26,9 +26,14 @@
 //
 // CAPSA_TRACE=1 in the environment (read at compile time) or
 // capsa_capmode_policy_set_trace() turns refusals into one stderr line each
-// ("capsa: capmode violation: openat(...) layer=seccomp") while the call still
-// fails with ECAPMODE, as FreeBSD's ktrace capability-violation tracing.
-// Landlock refusals (EACCES/EPERM) cannot be traced this way.
+// while the call still fails with ECAPMODE, as FreeBSD's ktrace
+// capability-violation tracing. Arguments are decoded (AT_FDCWD, flags by
+// name, the path read from the caller's memory), then the caller's address,
+// the pid and the label of capsa_capmode_set_trace_label():
+//   capsa: capmode violation: openat(AT_FDCWD, "/etc/passwd", O_RDONLY|
+//   O_CLOEXEC, 0) at 0x7f3c1a2b3c4d layer=seccomp -> ECAPMODE [pid 1
+//   renderer gzip]
+// (one line). Landlock refusals (EACCES/EPERM) cannot be traced this way.
 #ifndef CAPSA_SANDBOX_CAPMODE_H_
 #define CAPSA_SANDBOX_CAPMODE_H_
 
@@ -124,6 +129,14 @@ int capsa_capmode_policy_allow_held_dirs(capsa_capmode_policy *p);
 
 // Violation tracing on/off (default: CAPSA_TRACE=1 in the environment).
 int capsa_capmode_policy_set_trace(capsa_capmode_policy *p, bool on);
+
+// Names the calling process in its violation lines ("renderer gzip"), for
+// when many sandboxed processes share one stderr. `label` is copied
+// (borrowed for the call); NULL or "" removes it. Process-wide, callable
+// before or after entering. 0, -ENAMETOOLONG (over CAPSA_TRACE_LABEL_MAX
+// bytes) or -EINVAL (a byte outside printable ASCII).
+#define CAPSA_TRACE_LABEL_MAX 63
+int capsa_capmode_set_trace_label(const char *label);
 
 // Leaves out layers (CAPSA_LAYER_* bits), to simulate a kernel without them.
 // The report then says "disabled" and complete == false: nothing silently

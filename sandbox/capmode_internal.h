@@ -55,7 +55,9 @@ extern const size_t capsa__capmode_table_len;
 // calling process; `names` (borrowed, must outlive the process's use of it)
 // maps x86_64 syscall numbers < nnames to names. No allocation.
 int capsa__trace_install(const char *const *names, unsigned nnames);
-// Builds the name table (malloc'd; caller frees each entry and the array).
+// The process's syscall-name table, built at the first call and kept for
+// the process's life (a handler may outlive the policy that installed it);
+// NULL when out of memory. _free is a no-op kept for symmetry.
 char **capsa__trace_names_new(unsigned *nnames);
 void capsa__trace_names_free(char **names, unsigned nnames);
 

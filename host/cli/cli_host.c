@@ -57,7 +57,8 @@ static void on_event(capsa_host_t *host, const capsa_host_event_t *ev) {
     case CAPSA_EV_LOG: {
       if (ev->status == CAPSA_HOST_LOG_STDERR) {
         // Already escaped and bounded by the host; attributed here.
-        fprintf(stderr, "capsa: renderer %d stderr: %s\n",
+        fprintf(stderr, "capsa: renderer %s pid %d stderr: %s\n",
+                job->kind ? job->kind : "?",
                 (int)capsa_renderer_pid(ev->renderer), ev->text);
         break;
       }

@@ -15,6 +15,8 @@
 
 #include <gtest/gtest.h>
 
+#include "sandbox/features.h"
+
 namespace {
 
 std::string ExeDir() {
@@ -178,6 +180,24 @@ TEST_F(CliTest, DemoRunsAllThreeRenderersAndPasses) {
                        "killed for bad message")))
       << text;
   EXPECT_EQ(0, access((dir_ + "/page.png").c_str(), R_OK));
+}
+
+// CAPSA_TRACE=1 reaches the renderers: each violation line is decoded and
+// labelled in the renderer, and the CLI adds the kind and the host's pid.
+TEST_F(CliTest, TracedRenderersSayWhoTheyAreAndWhatTheyTried) {
+  if (!capsa_features_get()->seccomp_trap)
+    GTEST_SKIP() << "no SECCOMP_RET_TRAP: violations cannot be traced here";
+  std::string out = dir_ + "/demo.txt";
+  EXPECT_EQ(0, Sh("CAPSA_TRACE=1 " + Capsa() + " demo --out '" + dir_ +
+                  "' > /dev/null 2>'" + out + "'"));
+  std::string text = Slurp(out);
+  // The hostile renderer's first attack, as its line arrives on the CLI.
+  EXPECT_TRUE(std::regex_search(
+      text, std::regex(R"(capsa: renderer hostile pid [0-9]+ stderr: capsa: )"
+                       R"(capmode violation: openat\(AT_FDCWD, "/etc/passwd", )"
+                       R"(O_RDONLY\|O_CLOEXEC\) at 0x[0-9a-f]+ layer=seccomp )"
+                       R"(-> ECAPMODE \[pid [0-9]+ renderer hostile\])")))
+      << text;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The capability-mode API: errors, features, getmode, irreversibility, the
-// policy object, reports, violation tracing.
+// policy object, reports (violation tracing: capmode_trace_test.cc).
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
@@ -331,96 +331,6 @@ TEST(CapModeReport, DefaultReportOnThisKernel) {
   EXPECT_EQ('\0', small[7]);
   EXPECT_EQ(-EINVAL, capsa_capmode_report_format(nullptr, true, json, 10));
   EXPECT_STREQ("disabled", capsa_layer_state_name(CAPSA_LAYER_DISABLED));
-}
-
-// Reads what the child wrote to stderr (redirected to a pipe).
-static std::string drain(int fd) {
-  std::string s;
-  char buf[512];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof(buf))) > 0) s.append(buf, n);
-  return s;
-}
-
-TEST(CapModeTrace, ViolationsAreReportedAndTheProgramContinues) {
-  CAPSA_EXPECT_CHILD_OK(([] {
-    REQUIRE_SECCOMP();
-    if (!capsa_features_get()->seccomp_trap) GTEST_SKIP() << "no RET_TRAP";
-    int p[2];
-    ASSERT_EQ(0, pipe2(p, O_NONBLOCK));
-    capsa_capmode_policy *pol = capsa_capmode_policy_new();
-    ASSERT_EQ(0, capsa_capmode_policy_set_trace(pol, true));
-    ASSERT_EQ(0, capsa_capmode_policy_compile(pol));
-    struct capsa_capmode_report r;
-    ASSERT_EQ(0, capsa_capmode_policy_report(pol, &r));
-    EXPECT_TRUE(r.trace);
-    // Probed in a child: where the entry is absent int 0x80 faults.
-    bool has_i386 = capsa_features_get()->i386_entry;
-    int saved = dup(2);
-    ASSERT_EQ(0, capsa_capmode_policy_enter(pol));
-    ASSERT_EQ(2, dup2(p[1], 2));
-    EXPECT_ERRNO(ECAPMODE, syscall(SYS_openat, AT_FDCWD, "/etc/passwd", 0));
-    EXPECT_ERRNO(ECAPMODE, syscall(SYS_ptrace, 0, 0, 0, 0));
-    // Expected answers are not violations: clone3 (ENOSYS), getmode's marker.
-    EXPECT_ERRNO(ENOSYS, syscall(SYS_clone3, nullptr, 0));
-    unsigned m = 0;
-    capsa_cap_getmode(&m);
-    EXPECT_EQ(1u, m);
-    // i386 calls are traced too.
-    long r32 = 0;
-    if (has_i386) {
-      r32 = 20;  // i386 getpid
-      __asm__ volatile("int $0x80"
-                       : "+a"(r32)
-                       :
-                       : "memory", "rcx", "r8", "r9", "r10", "r11");
-    }
-    dup2(saved, 2);
-    std::string out = drain(p[0]);
-    EXPECT_NE(std::string::npos,
-              out.find("capsa: capmode violation: openat(0x"))
-        << out;
-    EXPECT_NE(std::string::npos, out.find("ffffff9c, ")) << out;  // AT_FDCWD
-    EXPECT_NE(std::string::npos, out.find("ptrace(0x0")) << out;
-    EXPECT_NE(std::string::npos, out.find("layer=seccomp -> ECAPMODE")) << out;
-    EXPECT_EQ(std::string::npos, out.find("clone3")) << out;
-    EXPECT_EQ(std::string::npos, out.find("prctl")) << out;
-    if (has_i386) {
-      EXPECT_EQ(-ECAPMODE, r32);
-      EXPECT_NE(std::string::npos, out.find("i386:syscall_20(")) << out;
-    }
-    capsa_capmode_policy_free(pol);
-  }));
-}
-
-TEST(CapModeTrace, EnvironmentVariableTurnsItOn) {
-  CAPSA_EXPECT_CHILD_OK(([] {
-    REQUIRE_SECCOMP();
-    if (!capsa_features_get()->seccomp_trap) GTEST_SKIP() << "no RET_TRAP";
-    int p[2];
-    ASSERT_EQ(0, pipe2(p, O_NONBLOCK));
-    setenv("CAPSA_TRACE", "1", 1);
-    ENTER_CAPMODE();
-    int saved = dup(2);
-    ASSERT_EQ(2, dup2(p[1], 2));
-    EXPECT_ERRNO(ECAPMODE, syscall(SYS_mkdir, "/tmp/capsa-trace", 0700));
-    dup2(saved, 2);
-    std::string out = drain(p[0]);
-    EXPECT_NE(std::string::npos, out.find("capmode violation: mkdir(")) << out;
-  }));
-  // Without it: refused silently.
-  CAPSA_EXPECT_CHILD_OK(([] {
-    REQUIRE_SECCOMP();
-    int p[2];
-    ASSERT_EQ(0, pipe2(p, O_NONBLOCK));
-    unsetenv("CAPSA_TRACE");
-    ENTER_CAPMODE();
-    int saved = dup(2);
-    ASSERT_EQ(2, dup2(p[1], 2));
-    EXPECT_ERRNO(ECAPMODE, syscall(SYS_mkdir, "/tmp/capsa-trace", 0700));
-    dup2(saved, 2);
-    EXPECT_EQ("", drain(p[0]));
-  }));
 }
 
 // The doctor's escape list: every escape this kernel can refuse is refused
