@@ -150,15 +150,15 @@ struct bit {
 };
 // Multi-bit names first: O_TMPFILE contains O_DIRECTORY, O_SYNC O_DSYNC.
 static const struct bit kOpenBits[] = {
-    {O_TMPFILE, "O_TMPFILE"}, {O_SYNC, "O_SYNC"},
-    {O_CREAT, "O_CREAT"},     {O_EXCL, "O_EXCL"},
-    {O_NOCTTY, "O_NOCTTY"},   {O_TRUNC, "O_TRUNC"},
-    {O_APPEND, "O_APPEND"},   {O_NONBLOCK, "O_NONBLOCK"},
-    {O_DSYNC, "O_DSYNC"},     {O_DIRECTORY, "O_DIRECTORY"},
+    {O_TMPFILE, "O_TMPFILE"},   {O_SYNC, "O_SYNC"},
+    {O_CREAT, "O_CREAT"},       {O_EXCL, "O_EXCL"},
+    {O_NOCTTY, "O_NOCTTY"},     {O_TRUNC, "O_TRUNC"},
+    {O_APPEND, "O_APPEND"},     {O_NONBLOCK, "O_NONBLOCK"},
+    {O_DSYNC, "O_DSYNC"},       {O_DIRECTORY, "O_DIRECTORY"},
     {O_NOFOLLOW, "O_NOFOLLOW"}, {O_CLOEXEC, "O_CLOEXEC"},
-    {O_PATH, "O_PATH"},       {O_NOATIME, "O_NOATIME"},
-    {O_DIRECT, "O_DIRECT"},   {0100000, "O_LARGEFILE"},
-    {O_ASYNC, "O_ASYNC"},     {0, NULL},
+    {O_PATH, "O_PATH"},         {O_NOATIME, "O_NOATIME"},
+    {O_DIRECT, "O_DIRECT"},     {0100000, "O_LARGEFILE"},
+    {O_ASYNC, "O_ASYNC"},       {0, NULL},
 };
 static const struct bit kAtBits[] = {
     {AT_SYMLINK_NOFOLLOW, "AT_SYMLINK_NOFOLLOW"},
@@ -194,9 +194,9 @@ struct named {
   const char *name;
 };
 static const struct named kFamilies[] = {
-    {1, "AF_UNIX"},       {2, "AF_INET"},   {10, "AF_INET6"},
-    {16, "AF_NETLINK"},   {17, "AF_PACKET"}, {31, "AF_BLUETOOTH"},
-    {38, "AF_ALG"},       {40, "AF_VSOCK"}, {44, "AF_XDP"},
+    {1, "AF_UNIX"},     {2, "AF_INET"},    {10, "AF_INET6"},
+    {16, "AF_NETLINK"}, {17, "AF_PACKET"}, {31, "AF_BLUETOOTH"},
+    {38, "AF_ALG"},     {40, "AF_VSOCK"},  {44, "AF_XDP"},
     {0, NULL},
 };
 static const struct named kSockTypes[] = {
@@ -304,8 +304,8 @@ static int copy_string(uint64_t addr, char out[PATH_SHOWN + 1]) {
     // Raw syscall: past the string's NUL lie bytes that are not its own
     // (a sanitizer's write() would rightly call that an overflow); only
     // what precedes the NUL is shown.
-    ssize_t w = syscall(SYS_write, g_pipe[1], (const void *)(uintptr_t)p,
-                        chunk);
+    ssize_t w =
+        syscall(SYS_write, g_pipe[1], (const void *)(uintptr_t)p, chunk);
     if (w <= 0) break;
     ssize_t r = read(g_pipe[0], out + got, (size_t)w);
     if (r != w) {  // cannot happen with a pipe of our own; stop cleanly

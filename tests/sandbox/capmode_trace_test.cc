@@ -55,11 +55,11 @@ struct Traced {
   }
 };
 
-#define REQUIRE_TRAP()                              \
-  do {                                              \
-    REQUIRE_SECCOMP();                              \
-    if (!capsa_features_get()->seccomp_trap)        \
-      GTEST_SKIP() << "no SECCOMP_RET_TRAP here";   \
+#define REQUIRE_TRAP()                            \
+  do {                                            \
+    REQUIRE_SECCOMP();                            \
+    if (!capsa_features_get()->seccomp_trap)      \
+      GTEST_SKIP() << "no SECCOMP_RET_TRAP here"; \
   } while (0)
 
 bool Has(const std::string &out, const std::string &what) {
@@ -90,8 +90,9 @@ TEST(CapModeTrace, ViolationsAreReportedAndTheProgramContinues) {
                        : "memory", "rcx", "r8", "r9", "r10", "r11");
     }
     std::string out = t.Lines();
-    EXPECT_TRUE(Has(out, "capsa: capmode violation: openat(AT_FDCWD, "
-                         "\"/etc/passwd\", O_RDONLY) at 0x"))
+    EXPECT_TRUE(Has(out,
+                    "capsa: capmode violation: openat(AT_FDCWD, "
+                    "\"/etc/passwd\", O_RDONLY) at 0x"))
         << out;
     EXPECT_TRUE(Has(out, "ptrace(0, 0, 0x0, 0x0) at 0x")) << out;
     EXPECT_TRUE(Has(out, "layer=seccomp -> ECAPMODE [pid ")) << out;
@@ -112,20 +113,22 @@ TEST(CapModeTrace, ArgumentsAreDecodedByName) {
     EXPECT_ERRNO(ECAPMODE, syscall(SYS_openat, AT_FDCWD, "/etc/shadow",
                                    O_WRONLY | O_CREAT | O_CLOEXEC, 0640));
     EXPECT_ERRNO(ECAPMODE, syscall(SYS_unlinkat, AT_FDCWD, "/x", AT_REMOVEDIR));
-    EXPECT_ERRNO(ECAPMODE, syscall(SYS_newfstatat, AT_FDCWD, "/proc/1",
-                                   nullptr, AT_SYMLINK_NOFOLLOW));
+    EXPECT_ERRNO(ECAPMODE, syscall(SYS_newfstatat, AT_FDCWD, "/proc/1", nullptr,
+                                   AT_SYMLINK_NOFOLLOW));
     EXPECT_ERRNO(ECAPMODE, syscall(SYS_access, "/root", R_OK | W_OK));
-    EXPECT_ERRNO(ECAPMODE, syscall(SYS_socket, AF_INET,
-                                   SOCK_STREAM | SOCK_CLOEXEC, 0));
+    EXPECT_ERRNO(ECAPMODE,
+                 syscall(SYS_socket, AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
     EXPECT_ERRNO(ECAPMODE, syscall(SYS_unshare, CLONE_NEWUSER | CLONE_NEWNET));
     EXPECT_ERRNO(ECAPMODE, syscall(SYS_rename, "/a", "/b"));
     std::string out = t.Lines();
-    EXPECT_TRUE(Has(out, "openat(AT_FDCWD, \"/etc/shadow\", "
-                         "O_WRONLY|O_CREAT|O_CLOEXEC, 0640)"))
+    EXPECT_TRUE(Has(out,
+                    "openat(AT_FDCWD, \"/etc/shadow\", "
+                    "O_WRONLY|O_CREAT|O_CLOEXEC, 0640)"))
         << out;
     EXPECT_TRUE(Has(out, "unlinkat(AT_FDCWD, \"/x\", AT_REMOVEDIR)")) << out;
-    EXPECT_TRUE(Has(out, "newfstatat(AT_FDCWD, \"/proc/1\", 0x0, "
-                         "AT_SYMLINK_NOFOLLOW)"))
+    EXPECT_TRUE(Has(out,
+                    "newfstatat(AT_FDCWD, \"/proc/1\", 0x0, "
+                    "AT_SYMLINK_NOFOLLOW)"))
         << out;
     EXPECT_TRUE(Has(out, "access(\"/root\", R_OK|W_OK)")) << out;
     EXPECT_TRUE(Has(out, "socket(AF_INET, SOCK_STREAM|SOCK_CLOEXEC, 0)"))
@@ -151,14 +154,14 @@ TEST(CapModeTrace, PathsFromHostileMemoryAreSafe) {
   CAPSA_EXPECT_CHILD_OK(([] {
     REQUIRE_TRAP();
     long page = sysconf(_SC_PAGESIZE);
-    char *two = static_cast<char *>(mmap(nullptr, 2 * page,
-                                         PROT_READ | PROT_WRITE,
-                                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    char *two =
+        static_cast<char *>(mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE,
+                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     ASSERT_NE(MAP_FAILED, two);
     ASSERT_EQ(0, munmap(two + page, page));  // the second page is gone
     memset(two, 'z', page);                  // no NUL before the hole
-    char *none = static_cast<char *>(mmap(nullptr, page, PROT_NONE,
-                                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    char *none = static_cast<char *>(
+        mmap(nullptr, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
     ASSERT_NE(MAP_FAILED, none);
     std::string lng(1000, 'a');
     Traced t;
@@ -176,8 +179,9 @@ TEST(CapModeTrace, PathsFromHostileMemoryAreSafe) {
     EXPECT_TRUE(Has(out, hex)) << out;
     EXPECT_TRUE(Has(out, "mkdir(0x10, 0700)")) << out;
     EXPECT_TRUE(Has(out, "mkdir(NULL, 0700)")) << out;
-    EXPECT_TRUE(Has(out, "mkdir(\"a\\x0ab\\\"c\\\\d\\x1b[2J\\xc3\\xa9\", "
-                         "0700)"))
+    EXPECT_TRUE(Has(out,
+                    "mkdir(\"a\\x0ab\\\"c\\\\d\\x1b[2J\\xc3\\xa9\", "
+                    "0700)"))
         << out;
     EXPECT_TRUE(Has(out, "mkdir(\"" + std::string(192, 'a') + "\"..., 0700)"))
         << out;
@@ -259,8 +263,9 @@ TEST(CapModeTrace, EnvironmentVariableTurnsItOn) {
     EXPECT_ERRNO(ECAPMODE, syscall(SYS_mkdir, "/tmp/capsa-trace", 0700));
     dup2(saved, 2);
     std::string out = drain(p[0]);
-    EXPECT_TRUE(Has(out, "capmode violation: mkdir(\"/tmp/capsa-trace\", "
-                         "0700)"))
+    EXPECT_TRUE(Has(out,
+                    "capmode violation: mkdir(\"/tmp/capsa-trace\", "
+                    "0700)"))
         << out;
   }));
   // Without it: refused silently.
