@@ -38,6 +38,7 @@ HEADERS = {
     "host/version.h": "capsa/version.h",
     "renderer/runtime.h": "capsa/renderer.h",
     "ipc/message.h": "capsa/message.h",
+    "ipc/interface.h": "capsa/interface.h",
     "ipc/uv_channel.h": "capsa/channel.h",
     "ipc/loop.h": "capsa/channel_loop.h",
     "ipc/fastpath.h": "capsa/fastpath.h",

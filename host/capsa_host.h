@@ -324,6 +324,18 @@ typedef struct capsa_kind_options {
   // name itself reaches the resolver (and the network behind it), so grant
   // it only to kinds that may talk to the outside that way.
   bool allow_dns;
+  // The embedder interfaces this kind speaks (ipc/interface.h,
+  // docs/interfaces.md): borrowed generated descriptors (static), in the
+  // order the renderer's handlers list them (renderer/runtime.h); HELLO must
+  // carry the same list at the same version (else CAPSA_EV_BAD_MESSAGE,
+  // never restarted). Their messages arrive as CAPSA_EV_MESSAGE with
+  // ev->msg->type CAPSA_MSG_INTERFACE, verified against the schema and
+  // decoded (ev->msg->u.iface.value is the generated struct); a message that
+  // breaks the schema kills its sender (CAPSA_EV_BAD_MESSAGE with the
+  // reason). Send with capsa_msg_init_iface() and capsa_renderer_send /
+  // _request / _reply; a reply callback gets the typed response the same way.
+  const struct capsa_interface *const *interfaces;
+  unsigned ninterfaces;  // <= CAPSA_IFACE_MAX_PER_CHANNEL (8)
 } capsa_kind_options_t;
 
 void capsa_kind_options_init(capsa_kind_options_t *k, const char *name,

@@ -16,6 +16,7 @@
 #include "host/host_internal.h"
 #include "host/kind_registry.h"
 #include "host/text.h"
+#include "ipc/interface.h"
 #include "sandbox/features.h"
 
 // A renderer that closed its channel gets this long to exit by itself.
@@ -536,6 +537,29 @@ static void on_hello(struct capsa_host_renderer *r, const capsa_msg_t *m) {
   // another process now, so there is nothing to check or serve; its exit is
   // what gets reported.
   if (r->exited) return;
+  // It must speak its kind's interfaces, at their version: the same image
+  // cannot differ, so a different list is a lie or a broken build.
+  const capsa_kind_options_t *kind = &r->h->kinds[r->kind];
+  uint64_t want = capsa_iface_list_hash(kind->interfaces, kind->ninterfaces);
+  if (m->u.hello.interfaces_hash != want) {
+    char why[512];
+    char names[256];
+    if (capsa_iface_list_names(kind->interfaces, kind->ninterfaces, names,
+                               sizeof names) < 0)
+      snprintf(names, sizeof names, "(%u interfaces)", kind->ninterfaces);
+    char got[128];
+    capsa__text_escape(
+        m->u.hello.interfaces ? m->u.hello.interfaces : "",
+        m->u.hello.interfaces ? strlen(m->u.hello.interfaces) : 0, got,
+        sizeof got);
+    snprintf(why, sizeof why,
+             "hello: interfaces '%s' (version %016llx), the kind speaks "
+             "'%s' (version %016llx)",
+             got, (unsigned long long)m->u.hello.interfaces_hash, names,
+             (unsigned long long)want);
+    kill_for(r, CAPSA_EV_BAD_MESSAGE, why);
+    return;
+  }
   capsa_renderer_check_t check = r->check;
   int err = r->check_err;
   if (err == 0) err = capsa__check_status(r->pid, &check);
@@ -728,7 +752,11 @@ static int launch(struct capsa_host_renderer *r) {
     launch_failed_cleanup(c.pidfd);
     return err;
   }
-  err = capsa_channel_init(h->loop, &r->ch, sv[0], NULL);
+  const capsa_kind_options_t *k = &h->kinds[r->kind];
+  capsa_channel_options_t co = {.peer = CAPSA_PEER_RENDERER,
+                                .interfaces = k->interfaces,
+                                .ninterfaces = k->ninterfaces};
+  err = capsa_channel_init(h->loop, &r->ch, sv[0], &co);
   if (err < 0) {
     close(sv[0]);
     close(err_fd);
@@ -887,6 +915,17 @@ int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k) {
              "registration",
              k->name);
     return -ENOENT;
+  }
+  if (k->ninterfaces > CAPSA_IFACE_MAX_PER_CHANNEL ||
+      (k->ninterfaces && !k->interfaces))
+    return -EINVAL;
+  for (unsigned i = 0; i < k->ninterfaces; i++) {
+    char why[CAPSA_IPC_REASON_MAX];
+    if (capsa_iface_check_descriptor(k->interfaces[i], why, sizeof why) < 0) {
+      snprintf(h->start_error, sizeof h->start_error,
+               "kind '%.64s': interface %u: %s", k->name, i, why);
+      return -EINVAL;
+    }
   }
   capsa_kind_options_t *c = &h->kinds[h->nkinds];
   *c = *k;

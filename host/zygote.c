@@ -393,7 +393,7 @@ static void warm_up(void) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return;
   capsa_rloop_t l;
-  capsa_rloop_options_t lo = {CAPSA_PEER_HOST, 0, 1000};
+  capsa_rloop_options_t lo = {.peer = CAPSA_PEER_HOST, .send_timeout_ms = 1000};
   if (capsa_rloop_init(&l, sv[0], NULL, &lo) == 0) {
     capsa_msg_t hello;
     capsa_msg_init(&hello, CAPSA_MSG_HELLO);

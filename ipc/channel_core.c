@@ -66,9 +66,11 @@ void capsa__core_free(capsa__chan_core_t *c) {
   capsa__core_free_queue(c);
   for (int i = 0; i < 2; i++) {
     capsa_msg_close_handles(&c->rx[i].msg);
+    capsa__iface_release(&c->rx[i]);
     free(c->rx[i].buf);
   }
   free(c->tx);
+  free(c->itx);
   if (c->fd >= 0) close(c->fd);
   free(c);
 }
@@ -93,6 +95,7 @@ int capsa__core_add_pending(capsa__chan_core_t *c, capsa_msg_t *msg,
         timeout_ms > UINT64_MAX - now ? UINT64_MAX : now + timeout_ms;
     p->cb = cb;
     p->arg = arg;
+    capsa__iface_note_request(c, msg, p);
     c->npending++;
     msg->flags = CAPSA_MSG_F_REQUEST;
     msg->request_id = p->id;

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "ipc/fastpath.h"
+#include "ipc/interface.h"
 #include "ipc/message.h"
 #include "ipc/validate.h"
 
@@ -35,6 +36,10 @@ typedef struct capsa__pending {
   uint64_t deadline_ms;  // CLOCK_MONOTONIC
   void *cb;              // the wrapper's callback, opaque here
   void *arg;
+  // An interface request: its interface index + 1 (0: a core message) and
+  // message id, which the reply must answer (ipc/channel_iface.c).
+  uint32_t iface_index1;
+  uint32_t iface_msg;
 } capsa__pending_t;
 
 typedef struct capsa__qent capsa__qent_t;
@@ -44,6 +49,7 @@ typedef struct capsa__rx_slot {
   size_t len;    // bytes of the encoded message in buf
   uint8_t *buf;  // CAPSA_IPC_MAX_MESSAGE + 1 bytes, 8-aligned
   capsa_msg_t msg;
+  void *iface_mem;  // an interface message's decoded struct + payload copy
 } capsa__rx_slot_t;
 
 typedef struct capsa__chan_core {
@@ -67,6 +73,10 @@ typedef struct capsa__chan_core {
   uint8_t *tx;             // encode scratch, CAPSA_IPC_MAX_MESSAGE bytes
   int broken;              // sticky error once bad or closed
   char reason[CAPSA_IPC_REASON_MAX];
+  // The embedder interfaces this channel speaks, by wire index.
+  const capsa_interface_t *ifaces[CAPSA_IFACE_MAX_PER_CHANNEL];
+  unsigned nifaces;
+  uint8_t *itx;  // interface payload scratch, allocated on first use
 } capsa__chan_core_t;
 
 // What capsa__core_recv delivers.
@@ -117,6 +127,28 @@ int capsa__core_recv(capsa__chan_core_t *c, capsa__rx_t *rx);
 void capsa__core_release(capsa__chan_core_t *c, capsa__rx_t *rx);
 
 int capsa__core_set_fastpath(capsa__chan_core_t *c, const capsa_fastpath_t *fp);
+
+// Interfaces (ipc/channel_iface.c). Sets the interfaces the channel speaks
+// (borrowed generated descriptors, checked here; at most
+// CAPSA_IFACE_MAX_PER_CHANNEL): 0, -EINVAL, -E2BIG.
+int capsa__core_set_interfaces(capsa__chan_core_t *c,
+                               const capsa_interface_t *const *list,
+                               unsigned n);
+// Before sending an interface message with a `value`: its index on this
+// channel, the envelope rules for our side, and the payload encoded (and
+// checked, as the receiver will) into c->itx. 0, -EINVAL, -EMSGSIZE,
+// -ENOMEM. Other messages: 0.
+int capsa__iface_prepare_send(capsa__chan_core_t *c, capsa_msg_t *msg);
+// Records in `p` which interface request `msg` is (nothing for others).
+void capsa__iface_note_request(const capsa__chan_core_t *c,
+                               const capsa_msg_t *msg, capsa__pending_t *p);
+// On delivery: an interface message is checked against its descriptor and
+// decoded into slot memory (m->u.iface.value); a reply to an interface
+// request must be its response (or ERROR). 0 or -EBADMSG (reason in c).
+int capsa__iface_accept(capsa__chan_core_t *c, capsa__rx_slot_t *s,
+                        const capsa__pending_t *reply);
+// Frees what capsa__iface_accept decoded into the slot.
+void capsa__iface_release(capsa__rx_slot_t *s);
 
 uint64_t capsa__now_ms(void);
 

@@ -159,6 +159,7 @@ static int deliver(capsa__chan_core_t *c, int slot, capsa__rx_t *rx) {
                      capsa_msg_type_name(m->type),
                      (unsigned long long)m->request_id);
   }
+  if (err == 0) err = capsa__iface_accept(c, &c->rx[slot], &rx->reply);
   for (uint32_t i = 0; err == 0 && c->apply_rights && i < m->handle_count;
        i++) {
     // Number-keyed rights do not travel with the descriptor: re-apply what
@@ -173,6 +174,7 @@ static int deliver(capsa__chan_core_t *c, int slot, capsa__rx_t *rx) {
   }
   if (err < 0) {
     capsa_msg_close_handles(m);
+    capsa__iface_release(&c->rx[slot]);
     c->rx[slot].full = 0;
     return fail(c, err);
   }
@@ -223,6 +225,9 @@ void capsa__core_release(capsa__chan_core_t *c, capsa__rx_t *rx) {
   if (rx->msg == NULL) return;
   capsa_msg_close_handles(rx->msg);
   for (int t = SOCK; t <= FAST; t++)
-    if (rx->msg == &c->rx[t].msg) c->rx[t].full = 0;
+    if (rx->msg == &c->rx[t].msg) {
+      c->rx[t].full = 0;
+      capsa__iface_release(&c->rx[t]);
+    }
   rx->msg = NULL;
 }

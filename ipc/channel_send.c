@@ -83,6 +83,8 @@ int capsa__core_send(capsa__chan_core_t *c, capsa_msg_t *msg) {
     fds[i] = msg->handles[i].fd;
   }
   int nfds = (int)msg->handle_count;
+  int ierr = capsa__iface_prepare_send(c, msg);  // ipc/channel_iface.c
+  if (ierr < 0) return ierr;
   msg->seq = c->next_seq;
   int len = capsa_msg_encode(msg, c->tx, CAPSA_IPC_MAX_MESSAGE);
   if (len < 0) return len;

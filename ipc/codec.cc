@@ -39,6 +39,9 @@ static_assert(static_cast<int>(fb::Body::GzipJob) == CAPSA_MSG_GZIP_JOB,
               "order");
 static_assert(static_cast<int>(fb::Body::GzipResult) == CAPSA_MSG_GZIP_RESULT,
               "order");
+static_assert(static_cast<int>(fb::Body::InterfaceMessage) ==
+                  CAPSA_MSG_INTERFACE,
+              "order");
 static_assert(static_cast<int>(fb::Body::OpenChannel) == CAPSA_MSG_OPEN_CHANNEL,
               "order");
 static_assert(static_cast<int>(fb::Body::MAX) == CAPSA_MSG_TYPE_COUNT - 1,
@@ -74,7 +77,9 @@ flatbuffers::Offset<void> EncodeBody(Builder &b, const capsa_msg_t *m) {
           b, u.hello.sandbox.capmode, u.hello.sandbox.no_new_privs,
           u.hello.sandbox.landlock_abi, u.hello.sandbox.namespaces, detail);
       auto kind = Str(b, u.hello.renderer_kind);
-      return fb::CreateHello(b, u.hello.protocol_version, u.hello.pid, kind, sb)
+      auto ifaces = Str(b, u.hello.interfaces);
+      return fb::CreateHello(b, u.hello.protocol_version, u.hello.pid, kind, sb,
+                             ifaces, u.hello.interfaces_hash)
           .Union();
     }
     case CAPSA_MSG_LOAD_CONTENT: {
@@ -148,6 +153,11 @@ flatbuffers::Offset<void> EncodeBody(Builder &b, const capsa_msg_t *m) {
       return fb::CreateOpenChannel(b, u.open_channel.channel_id, purpose)
           .Union();
     }
+    case CAPSA_MSG_INTERFACE: {
+      auto payload = Bytes(b, u.iface.payload);
+      return fb::CreateInterfaceMessage(b, u.iface.index, u.iface.id, payload)
+          .Union();
+    }
     default:
       return 0;
   }
@@ -200,7 +210,9 @@ bool DecodeBody(const fb::Envelope *env, capsa_msg_t *m, Reader &rd) {
         rd.field = "hello.sandbox.detail";
         if (!rd.Str(sb->detail(), &u.hello.sandbox.detail)) return false;
       }
-      return true;
+      u.hello.interfaces_hash = h->interfaces_hash();
+      rd.field = "hello.interfaces";
+      return rd.Str(h->interfaces(), &u.hello.interfaces);
     }
     case CAPSA_MSG_LOAD_CONTENT: {
       auto l = env->body_as_LoadContent();
@@ -302,6 +314,14 @@ bool DecodeBody(const fb::Envelope *env, capsa_msg_t *m, Reader &rd) {
       u.open_channel.channel_id = o->channel_id();
       rd.field = "open_channel.purpose";
       return rd.Str(o->purpose(), &u.open_channel.purpose);
+    }
+    case CAPSA_MSG_INTERFACE: {
+      // The payload is checked by the channel, which knows the interfaces.
+      auto i = env->body_as_InterfaceMessage();
+      u.iface.index = i->iface();
+      u.iface.id = i->message();
+      rd.Bytes(i->payload(), &u.iface.payload);
+      return true;
     }
     default:
       capsa__bad(rd.reason, rd.reason_size, "unknown message type %u",

@@ -60,6 +60,9 @@
 extern "C" {
 #endif
 
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
 // Field types of interface messages and their C representation.
 typedef enum capsa_ifield_type {
   CAPSA_IFIELD_BOOL = 1,  // bool
@@ -126,6 +129,7 @@ typedef struct capsa_imessage {
   ((((r) >> 57) & 0x1fULL) == (1ULL << (w)) ? (r) : 0ULL)
 
 #define CAPSA_IFACE_MAX_FIELDS 64
+#define CAPSA_IFACE_MAX_PER_CHANNEL 8  // interfaces a kind / channel speaks
 #define CAPSA_IFACE_MAX_NAME 64
 
 typedef struct capsa_interface {
@@ -172,10 +176,24 @@ int capsa_iface_check_envelope(const capsa_interface_t *iface, uint32_t id,
                                uint32_t request_id_of, char *reason,
                                size_t reason_size);
 
+// The version of an interface: a hash of all its descriptor makes the
+// runtime check (names, ids, kinds, senders, pairing, every field's type,
+// slot, limits and handle rules; not comments or C layout). 0 for NULL.
+uint64_t capsa_iface_hash(const capsa_interface_t *iface);
+// Of an ordered list (what HELLO carries; 0 when n is 0).
+uint64_t capsa_iface_list_hash(const capsa_interface_t *const *list,
+                               unsigned n);
+// Their names joined by ',' into `buf` (`cap` bytes, NUL-terminated).
+// Returns the length, or -1 when it does not fit.
+int capsa_iface_list_names(const capsa_interface_t *const *list, unsigned n,
+                           char *buf, size_t cap);
+
 // Checks a generated descriptor once (ids in order, fields in bounds, rights
 // valid, names short): 0 or -EINVAL with a reason. Registration calls it.
 int capsa_iface_check_descriptor(const capsa_interface_t *iface, char *reason,
                                  size_t reason_size);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -53,7 +53,7 @@ static void copy_reason(capsa_rloop_t *l) {
 int capsa_rloop_init(capsa_rloop_t *l, int fd, capsa_rloop_message_cb on_msg,
                      const capsa_rloop_options_t *opts) {
   if (l == NULL) return -EINVAL;
-  capsa_rloop_options_t o = {CAPSA_PEER_HOST, 0, 5000};
+  capsa_rloop_options_t o = {.peer = CAPSA_PEER_HOST, .send_timeout_ms = 5000};
   if (opts != NULL) o = *opts;
   if (o.peer == 0) o.peer = CAPSA_PEER_HOST;
   if (o.send_timeout_ms <= 0) o.send_timeout_ms = 5000;
@@ -61,6 +61,14 @@ int capsa_rloop_init(capsa_rloop_t *l, int fd, capsa_rloop_message_cb on_msg,
   l->reply_buf = malloc(CAPSA_IPC_MAX_MESSAGE + 8);
   if (l->reply_buf == NULL) return -ENOMEM;
   int err = capsa__core_new(fd, o.peer, 0, o.apply_rights, &l->core);
+  if (err == 0) {
+    err = capsa__core_set_interfaces(l->core, o.interfaces, o.ninterfaces);
+    if (err < 0) {
+      l->core->fd = -1;  // the caller keeps fd
+      capsa__core_free(l->core);
+      l->core = NULL;
+    }
+  }
   if (err < 0) {
     free(l->reply_buf);
     l->reply_buf = NULL;
@@ -120,6 +128,13 @@ static int step(capsa_rloop_t *l, uint64_t deadline, uint64_t want_id,
           rx.msg == &l->core->rx[0].msg ? &l->core->rx[0] : &l->core->rx[1];
       memcpy(l->reply_buf, s->buf, s->len);
       capsa_msg_decode(l->reply_buf, s->len, reply, NULL, 0);
+      if (rx.msg->type == CAPSA_MSG_INTERFACE) {
+        // The decoded struct moves to the loop with the reply.
+        free(l->reply_iface);
+        l->reply_iface = s->iface_mem;
+        s->iface_mem = NULL;
+        reply->u.iface = rx.msg->u.iface;
+      }
       for (uint32_t i = 0; i < rx.msg->handle_count; i++) {
         reply->handles[i].fd = rx.msg->handles[i].fd;  // to the caller
         rx.msg->handles[i].fd = -1;
@@ -203,4 +218,6 @@ void capsa_rloop_close(capsa_rloop_t *l) {
   l->core = NULL;
   free(l->reply_buf);
   l->reply_buf = NULL;
+  free(l->reply_iface);
+  l->reply_iface = NULL;
 }

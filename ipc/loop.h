@@ -54,6 +54,7 @@ struct capsa_rloop {
   int stop_value;  // a handler's non-zero answer during a call
   int send_timeout_ms;
   uint8_t *reply_buf;  // holds the last reply of capsa_rloop_call
+  void *reply_iface;   // and its decoded interface message, if it was one
   char reason[CAPSA_IPC_REASON_MAX];
 };
 
@@ -67,6 +68,11 @@ typedef struct capsa_rloop_options {
   // checked on receipt (ipc/handle.h).
   int apply_rights;
   int send_timeout_ms;  // blocking sends give up after; default 5000
+  // The embedder interfaces the loop speaks, by wire index (ipc/
+  // interface.h; borrowed generated descriptors, static). Their messages
+  // are verified and decoded before on_message sees them.
+  const struct capsa_interface *const *interfaces;
+  unsigned ninterfaces;  // <= CAPSA_IFACE_MAX_PER_CHANNEL
 } capsa_rloop_options_t;
 
 // On success `l` owns `fd` (closed by capsa_rloop_close); on error the

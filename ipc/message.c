@@ -13,6 +13,14 @@ void capsa_msg_init(capsa_msg_t *msg, capsa_msg_type_t type) {
   for (int i = 0; i < CAPSA_IPC_MAX_HANDLES; i++) msg->handles[i].fd = -1;
 }
 
+void capsa_msg_init_iface(capsa_msg_t *msg, const struct capsa_interface *iface,
+                          uint32_t id, const void *value) {
+  capsa_msg_init(msg, CAPSA_MSG_INTERFACE);
+  msg->u.iface.iface = iface;
+  msg->u.iface.id = id;
+  msg->u.iface.value = value;
+}
+
 int capsa_msg_add_handle(capsa_msg_t *msg, int fd, capsa_handle_kind_t kind,
                          const capsa_rights_t *rights, uint64_t size,
                          bool writable) {

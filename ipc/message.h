@@ -61,6 +61,7 @@ typedef enum capsa_msg_type {
   CAPSA_MSG_GZIP_JOB = 13,          // host -> renderer, request
   CAPSA_MSG_GZIP_RESULT = 14,       // renderer -> host, response
   CAPSA_MSG_OPEN_CHANNEL = 15,      // host -> renderer, one channel handle
+  CAPSA_MSG_INTERFACE = 16,         // either way: an embedder interface's
   CAPSA_MSG_TYPE_COUNT
 } capsa_msg_type_t;
 
@@ -115,6 +116,11 @@ typedef struct capsa_msg_hello {
   int32_t pid;                // in the renderer's pid namespace
   const char *renderer_kind;  // "html", "image", "gzip"...; may be NULL
   capsa_sandbox_report_t sandbox;
+  // The embedder interfaces it speaks (ipc/interface.h): their names joined
+  // by ',' (NULL: none) and capsa_iface_list_hash() of them, which the host
+  // compares with its kind's.
+  const char *interfaces;
+  uint64_t interfaces_hash;
 } capsa_msg_hello_t;
 
 // Content to render: inline `data`, or one handle (read-only file or
@@ -220,6 +226,25 @@ typedef struct capsa_msg_open_channel {
   const char *purpose;  // may be NULL
 } capsa_msg_open_channel_t;
 
+struct capsa_interface;  // ipc/interface.h
+
+// A message of an embedder interface (ipc/interface.h, docs/interfaces.md).
+// To send: capsa_msg_init_iface(); the channel encodes `value` with the
+// interface's generated descriptor when it sends (its handle fields index
+// msg->handles). Received: the channel has verified and decoded it, with
+// every check of the schema, before anyone sees it; `value` points to the
+// generated struct (e.g. thumb_decode_t), valid during the callback.
+typedef struct capsa_msg_interface {
+  const struct capsa_interface *iface;  // which one (received: the channel's)
+  uint32_t id;                          // message id within the interface
+  const void *value;                    // the generated C struct (borrowed)
+  // Wire form, set by the channel: `index` of `iface` among the channel's
+  // interfaces and the encoded payload. A sender that fills `payload`
+  // itself with `value` NULL sends those bytes as they are (fuzzing, tests).
+  uint32_t index;
+  capsa_bytes_t payload;
+} capsa_msg_interface_t;
+
 typedef struct capsa_msg {
   capsa_msg_type_t type;
   uint32_t flags;       // CAPSA_MSG_F_*
@@ -242,11 +267,19 @@ typedef struct capsa_msg {
     capsa_msg_gzip_job_t gzip_job;
     capsa_msg_gzip_result_t gzip_result;
     capsa_msg_open_channel_t open_channel;
+    capsa_msg_interface_t iface;
   } u;
 } capsa_msg_t;
 
 // Zeroes *msg, sets its type and marks every handle slot empty (fd -1).
 void capsa_msg_init(capsa_msg_t *msg, capsa_msg_type_t type);
+
+// capsa_msg_init(msg, CAPSA_MSG_INTERFACE) for message `id` of `iface`
+// (borrowed: a generated descriptor, static) with the C struct at `value`
+// (borrowed until the send returns). Handles: capsa_msg_add_handle, in the
+// order the struct's handle fields name them.
+void capsa_msg_init_iface(capsa_msg_t *msg, const struct capsa_interface *iface,
+                          uint32_t id, const void *value);
 
 // Appends a handle declaration. `fd` stays owned by the caller until a send
 // succeeds. Returns the handle index, or -E2BIG when the message is full,

@@ -169,6 +169,16 @@ static int check_open_channel(const capsa_msg_t *m, char *r, size_t n) {
   return 0;
 }
 
+// The envelope of an interface message; its payload, handles, direction and
+// pairing are checked against the interface's descriptor by the channel
+// (ipc/channel_iface.c), which knows the interfaces it speaks.
+static int check_interface(const capsa_msg_t *m, char *r, size_t n) {
+  if (m->u.iface.id == 0) BAD("interface: message id 0");
+  if (m->u.iface.payload.len == 0 && m->u.iface.value == NULL)
+    BAD("interface: no payload");
+  return 0;
+}
+
 #define H CAPSA__FROM_HOST
 #define R CAPSA__FROM_RENDERER
 #define ANY CAPSA__FROM_ANY
@@ -217,6 +227,10 @@ static const capsa__msg_row_t kRows[CAPSA_MSG_TYPE_COUNT] = {
     [CAPSA_MSG_OPEN_CHANNEL] = {CAPSA_MSG_OPEN_CHANNEL, "open_channel", H,
                                 PLAIN, 1, 1, check_open_channel,
                                 "a further channel (service, other renderer)"},
+    [CAPSA_MSG_INTERFACE] = {CAPSA_MSG_INTERFACE, "interface", ANY,
+                             PLAIN | REQ | RESP, 0, CAPSA_IPC_MAX_HANDLES,
+                             check_interface,
+                             "the embedder's own messages (its schema)"},
 };
 
 const capsa__msg_row_t *capsa__msg_row(uint32_t type) {

@@ -121,7 +121,8 @@ static void on_poll(uv_poll_t *p, int status, int events) {
 int capsa_channel_init(uv_loop_t *loop, capsa_channel_t *ch, int fd,
                        const capsa_channel_options_t *opts) {
   if (loop == NULL || ch == NULL) return -EINVAL;
-  capsa_channel_options_t o = {CAPSA_PEER_RENDERER, 0, 16, 0};
+  capsa_channel_options_t o = {.peer = CAPSA_PEER_RENDERER,
+                               .max_messages_per_wakeup = 16};
   if (opts != NULL) o = *opts;
   if (o.peer == 0) o.peer = CAPSA_PEER_RENDERER;
   if (o.max_messages_per_wakeup == 0) o.max_messages_per_wakeup = 16;
@@ -129,7 +130,8 @@ int capsa_channel_init(uv_loop_t *loop, capsa_channel_t *ch, int fd,
   int err = capsa__core_new(fd, o.peer, o.max_queued_bytes, o.apply_rights,
                             &ch->core);
   if (err < 0) return err;
-  err = uv_poll_init(loop, &ch->poll, fd);
+  err = capsa__core_set_interfaces(ch->core, o.interfaces, o.ninterfaces);
+  if (err == 0) err = uv_poll_init(loop, &ch->poll, fd);
   if (err < 0) {
     ch->core->fd = -1;  // the caller keeps fd
     capsa__core_free(ch->core);

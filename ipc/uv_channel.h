@@ -74,6 +74,12 @@ typedef struct capsa_channel_options {
   // before delivering it. Default off on the host (its rights table is per
   // process and it re-delegates handles), on in renderers.
   int apply_rights;
+  // The embedder interfaces the channel speaks, by wire index (ipc/
+  // interface.h; borrowed generated descriptors, static). Their messages
+  // are verified and decoded before on_message or a reply callback sees
+  // them; one that fails is a bad message.
+  const struct capsa_interface *const *interfaces;
+  unsigned ninterfaces;  // <= CAPSA_IFACE_MAX_PER_CHANNEL
 } capsa_channel_options_t;
 
 struct capsa_channel {

@@ -51,5 +51,5 @@ static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
 // descriptors) and then fails with EMFILE / ENOMEM — recycle it before
 // (capsa_pool_options_t recycle_after_jobs). With capsa_renderer_main its
 // handles are not re-limited and it serves any number of jobs.
-const capsa_renderer_handlers_t capsa_gzip_renderer = {"gzip", NULL, on_message,
-                                                       NULL};
+const capsa_renderer_handlers_t capsa_gzip_renderer = {
+    .kind = "gzip", .on_message = on_message};

@@ -81,5 +81,5 @@ static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
   return 0;
 }
 
-const capsa_renderer_handlers_t capsa_hostile_renderer = {"hostile", NULL,
-                                                          on_message, NULL};
+const capsa_renderer_handlers_t capsa_hostile_renderer = {
+    .kind = "hostile", .on_message = on_message};

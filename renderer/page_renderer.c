@@ -155,5 +155,5 @@ static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
   }
 }
 
-const capsa_renderer_handlers_t capsa_page_renderer = {"page", on_start,
-                                                       on_message, NULL};
+const capsa_renderer_handlers_t capsa_page_renderer = {
+    .kind = "page", .on_start = on_start, .on_message = on_message};

@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "ipc/interface.h"
 #include "sandbox/capmode.h"
 
 struct capsa_rctx {
@@ -86,8 +87,16 @@ static int run(int channel_fd, const capsa_sandbox_report_t *sandbox,
   // number cannot get its rights (ENOTCAPABLE) and the renderer fails. What
   // holds regardless: read-only files are O_RDONLY, read-only shared memory
   // is sealed (F_SEAL_FUTURE_WRITE), both checked on receipt (ipc/handle.h).
-  capsa_rloop_options_t lo = {CAPSA_PEER_HOST, apply_rights ? 1 : 0, 5000};
-  if (capsa_rloop_init(&r.loop, channel_fd, dispatch, &lo) < 0) {
+  capsa_rloop_options_t lo = {.peer = CAPSA_PEER_HOST,
+                              .apply_rights = apply_rights ? 1 : 0,
+                              .send_timeout_ms = 5000,
+                              .interfaces = h->interfaces,
+                              .ninterfaces = h->ninterfaces};
+  // The interfaces go in HELLO; the host refuses a list not its kind's.
+  static char names[CAPSA_IFACE_MAX_PER_CHANNEL * (CAPSA_IFACE_MAX_NAME + 1)];
+  if (capsa_iface_list_names(h->interfaces, h->ninterfaces, names,
+                             sizeof names) < 0 ||
+      capsa_rloop_init(&r.loop, channel_fd, dispatch, &lo) < 0) {
     close(channel_fd);
     return CAPSA_RENDERER_EXIT_CHANNEL;
   }
@@ -98,6 +107,9 @@ static int run(int channel_fd, const capsa_sandbox_report_t *sandbox,
   hello.u.hello.pid = getpid();
   hello.u.hello.renderer_kind = h->kind;
   hello.u.hello.sandbox = r.sandbox;
+  hello.u.hello.interfaces = h->ninterfaces ? names : NULL;
+  hello.u.hello.interfaces_hash =
+      capsa_iface_list_hash(h->interfaces, h->ninterfaces);
   int rc = capsa_rloop_send(&r.loop, &hello);
   if (rc == 0 && h->on_start) {
     rc = h->on_start(&r);

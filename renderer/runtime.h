@@ -43,6 +43,14 @@ typedef struct capsa_renderer_handlers {
   // the loop (exit code 0); < 0: leave with that error.
   int (*on_message)(capsa_rctx_t *r, capsa_msg_t *msg);
   void *data;  // for the handlers
+  // The embedder interfaces this kind speaks (ipc/interface.h), the same
+  // list, in the same order, as the host's kind options say: HELLO carries
+  // their hash and the host refuses a renderer whose list differs. Their
+  // messages reach on_message as CAPSA_MSG_INTERFACE, verified and decoded
+  // (msg->u.iface.value is the generated struct); send them with
+  // capsa_msg_init_iface() and capsa_rctx_send / _reply / _call.
+  const struct capsa_interface *const *interfaces;  // borrowed, static
+  unsigned ninterfaces;  // <= CAPSA_IFACE_MAX_PER_CHANNEL
 } capsa_renderer_handlers_t;
 
 // Exit codes of capsa_renderer_main.

@@ -55,8 +55,7 @@ static long rss_kb(void) {
 // --- renderers ---
 
 // Healthy: the runtime answers PING itself; nothing else to do.
-static const capsa_renderer_handlers_t kQuiet = {"bench-host", NULL, NULL,
-                                                 NULL};
+static const capsa_renderer_handlers_t kQuiet = {.kind = "bench-host"};
 
 // Greedy: LOG messages until the channel refuses.
 static int flood(capsa_rctx_t *r) {
@@ -66,8 +65,8 @@ static int flood(capsa_rctx_t *r) {
         0)
       return 0;
 }
-static const capsa_renderer_handlers_t kGreedy = {"bench-greedy", flood, NULL,
-                                                  NULL};
+static const capsa_renderer_handlers_t kGreedy = {.kind = "bench-greedy",
+                                                  .on_start = flood};
 
 // Spinner: only burns CPU, says nothing: the part of a flood's cost that is
 // the machine's (cores shared), not the host's.
@@ -77,8 +76,8 @@ static int spin(capsa_rctx_t *r) {
   }
   return 0;
 }
-static const capsa_renderer_handlers_t kSpinner = {"bench-spinner", spin, NULL,
-                                                   NULL};
+static const capsa_renderer_handlers_t kSpinner = {.kind = "bench-spinner",
+                                                   .on_start = spin};
 
 CAPSA_RENDERER_KIND(bench_host, "bench-host", capsa_renderer_main, &kQuiet)
 CAPSA_RENDERER_KIND(bench_spinner, "bench-spinner", capsa_renderer_main,

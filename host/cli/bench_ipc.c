@@ -354,7 +354,8 @@ static int chan_on_msg(capsa_rloop_t *l, capsa_msg_t *m) {
 static int chan_echo(void *c, const opts_t *o, uint64_t *s) {
   chan_ctx_t *x = c;
   capsa_rloop_t l;
-  capsa_rloop_options_t op = {CAPSA_PEER_RENDERER, 0, kTimeoutMs};
+  capsa_rloop_options_t op = {.peer = CAPSA_PEER_RENDERER,
+                              .send_timeout_ms = kTimeoutMs};
   if (capsa_rloop_init(&l, x->sv[1], chan_on_msg, &op) != 0) return -1;
   if (x->ring) {
     capsa_fastpath_t h;
@@ -369,7 +370,8 @@ static int chan_echo(void *c, const opts_t *o, uint64_t *s) {
 static int chan_ping(void *c, const opts_t *o, uint64_t *s) {
   chan_ctx_t *x = c;
   capsa_rloop_t l;
-  capsa_rloop_options_t op = {CAPSA_PEER_HOST, 0, kTimeoutMs};
+  capsa_rloop_options_t op = {.peer = CAPSA_PEER_HOST,
+                              .send_timeout_ms = kTimeoutMs};
   capsa_ring_fastpath_t peer;
   if (x->ring && capsa_ring_fastpath_attach(&peer, 65536, &x->ring->fds) != 0)
     return -1;

@@ -213,7 +213,7 @@ static void host_bench_event(capsa_host_t *h, const capsa_host_event_t *ev) {
   }
 }
 
-static const capsa_renderer_handlers_t kIdle = {"bench", NULL, NULL, NULL};
+static const capsa_renderer_handlers_t kIdle = {.kind = "bench"};
 
 // Registered by name: the host rows' zygote is a fresh exec of this binary.
 // The "forked" rows use a name that is not registered, with the same entry:

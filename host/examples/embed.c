@@ -12,7 +12,8 @@ static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
   return capsa_rctx_log(r, CAPSA_LOG_INFO, "got %zu bytes",
                         m->u.load_content.data.len);
 }
-static const capsa_renderer_handlers_t kEcho = {"echo", NULL, on_message, NULL};
+static const capsa_renderer_handlers_t kEcho = {.kind = "echo",
+                                                .on_message = on_message};
 // Found by name in the zygote, a fresh exec of this binary.
 CAPSA_RENDERER_KIND(echo, "echo", capsa_renderer_main, &kEcho)
 

@@ -134,8 +134,8 @@ int AttackerMessage(capsa_rctx_t *r, capsa_msg_t *m) {
   return 0;
 }
 
-const capsa_renderer_handlers_t kAttacker = {"attacker", AttackerStart,
-                                             AttackerMessage, nullptr};
+const capsa_renderer_handlers_t kAttacker = {
+    "attacker", AttackerStart, AttackerMessage, nullptr, nullptr, 0};
 
 // Registered by name: the attacker descends from the exec'd zygote, the
 // limited and the plain entry each under its own name.

@@ -218,7 +218,7 @@ int FaultyMessage(capsa_rctx_t *r, capsa_msg_t *m) {
 }
 
 const capsa_renderer_handlers_t kFaulty = {"faulty", nullptr, FaultyMessage,
-                                           nullptr};
+                                           nullptr,  nullptr, 0};
 
 // Registered by name: the faulty renderer descends from the exec'd zygote.
 CAPSA_RENDERER_KIND(k_faulty, "faulty", capsa_renderer_main, &kFaulty)

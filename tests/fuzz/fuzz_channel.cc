@@ -135,7 +135,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   close(sp[1]);  // the loop ends at end of stream
   capsa_rloop_t l;
-  capsa_rloop_options_t o = {CAPSA_PEER_RENDERER, 0, 1000};
+  capsa_rloop_options_t o = {};
+  o.peer = CAPSA_PEER_RENDERER;
+  o.send_timeout_ms = 1000;
   if (capsa_rloop_init(&l, sp[0], OnMessage, &o) < 0) abort();
   for (size_t i = 0; i <= records; i++) {
     int r = capsa_rloop_run_once(&l, 0);

@@ -599,7 +599,8 @@ int Quiet(capsa_rctx_t *, capsa_msg_t *m) {
   }
   return 0;
 }
-const capsa_renderer_handlers_t kQuiet = {"quiet", nullptr, Quiet, nullptr};
+const capsa_renderer_handlers_t kQuiet = {"quiet", nullptr, Quiet,
+                                          nullptr, nullptr, 0};
 // Registered by name: renderers descend from the exec'd zygote.
 CAPSA_RENDERER_KIND(k_quiet, "quiet", capsa_renderer_main, &kQuiet)
 

@@ -86,8 +86,8 @@ int OnProbe(capsa_rctx_t *r, capsa_msg_t *m) {
   return 0;
 }
 
-const capsa_renderer_handlers_t kProbe = {"clean-image-probe", nullptr, OnProbe,
-                                          nullptr};
+const capsa_renderer_handlers_t kProbe = {
+    "clean-image-probe", nullptr, OnProbe, nullptr, nullptr, 0};
 
 }  // namespace
 

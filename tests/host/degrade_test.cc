@@ -135,7 +135,7 @@ int OnMessage(capsa_rctx_t *r, capsa_msg_t *m) {
 }
 
 const capsa_renderer_handlers_t kHandlers = {"degrade", nullptr, OnMessage,
-                                             nullptr};
+                                             nullptr,   nullptr, 0};
 
 // Talks the protocol without capability mode (and says it has it).
 int UnsandboxedMain(int fd, const capsa_sandbox_report_t *sb, void *) {

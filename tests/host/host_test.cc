@@ -328,8 +328,8 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
   return 0;
 }
 
-const capsa_renderer_handlers_t kTestHandlers = {"test", nullptr, OnTestMessage,
-                                                 nullptr};
+const capsa_renderer_handlers_t kTestHandlers = {
+    "test", nullptr, OnTestMessage, nullptr, nullptr, 0};
 
 // Every kind of these tests is registered by name (host/kind_registry.h):
 // their renderers descend from the exec'd zygote, a fresh image.
@@ -1348,16 +1348,17 @@ class BrokerTest : public HostTest {
 const capsa_renderer_handlers_t reader = {
     "reader", FetchAll, OnTestMessage,
     (void *)"file:a.txt|file:../etc/passwd|file:/etc/passwd|file:link|"
-            "file:fifo|file:missing|font:regular|dns:localhost|gopher:x"};
-const capsa_renderer_handlers_t nodir_h = {"nodir", FetchAll, OnTestMessage,
-                                           (void *)"file:a.txt"};
-const capsa_renderer_handlers_t onefile_h = {"onefile", FetchAll, OnTestMessage,
-                                             (void *)"file:a.txt"};
-const capsa_renderer_handlers_t dns_h = {"dns", FetchAll, OnTestMessage,
-                                         (void *)"dns:localhost"};
+            "file:fifo|file:missing|font:regular|dns:localhost|gopher:x", nullptr, 0};
+const capsa_renderer_handlers_t nodir_h = {
+    "nodir", FetchAll, OnTestMessage, (void *)"file:a.txt", nullptr, 0};
+const capsa_renderer_handlers_t onefile_h = {
+    "onefile", FetchAll, OnTestMessage, (void *)"file:a.txt", nullptr, 0};
+const capsa_renderer_handlers_t dns_h = {
+    "dns", FetchAll, OnTestMessage, (void *)"dns:localhost", nullptr, 0};
 const capsa_renderer_handlers_t fonts_h = {
-    "fonts", FetchAll, OnTestMessage,
-    (void *)"font:regular|font:mono|dns:localhost"};
+    "fonts",       FetchAll,
+    OnTestMessage, (void *)"font:regular|font:mono|dns:localhost",
+    nullptr,       0};
 CAPSA_RENDERER_KIND(k_reader, "reader", capsa_renderer_main, &reader)
 CAPSA_RENDERER_KIND(k_nodir, "nodir", capsa_renderer_main, &nodir_h)
 CAPSA_RENDERER_KIND(k_honest, "honest", capsa_renderer_main, &dns_h)

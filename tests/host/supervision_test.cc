@@ -72,7 +72,8 @@ int OnSupMessage(capsa_rctx_t *r, capsa_msg_t *m) {
   return capsa_rctx_reply(r, m, &rep);
 }
 
-const capsa_renderer_handlers_t kSup = {"sup", nullptr, OnSupMessage, nullptr};
+const capsa_renderer_handlers_t kSup = {"sup",   nullptr, OnSupMessage,
+                                        nullptr, nullptr, 0};
 
 CAPSA_RENDERER_KIND(k_sup, "sup", capsa_renderer_main, &kSup)
 CAPSA_RENDERER_KIND(k_sup_flat, "sup-flat", capsa_renderer_main, &kSup)

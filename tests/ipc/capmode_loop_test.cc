@@ -137,7 +137,10 @@ void RunRenderer(bool apply_rights) {
   ASSERT_EQ(0, capsa_cap_getmode(&mode));
   ASSERT_EQ(1u, mode);
 
-  capsa_rloop_options_t o = {CAPSA_PEER_HOST, apply_rights ? 1 : 0, 1000};
+  capsa_rloop_options_t o = {};
+  o.peer = CAPSA_PEER_HOST;
+  o.apply_rights = apply_rights ? 1 : 0;
+  o.send_timeout_ms = 1000;
   capsa_rloop_t l;
   ASSERT_EQ(0, capsa_rloop_init(&l, sp[0], OnMessage, &o));
   capsa_msg_t req, reply;

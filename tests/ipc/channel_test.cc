@@ -202,7 +202,10 @@ TEST_F(HostChannel, CloseCancelsOutstandingRequests) {
 }
 
 TEST_F(HostChannel, PeerThatNeverReadsHitsTheQueueCap) {
-  capsa_channel_options_t o = {CAPSA_PEER_RENDERER, 256 * 1024, 16, 0};
+  capsa_channel_options_t o = {};
+  o.peer = CAPSA_PEER_RENDERER;
+  o.max_queued_bytes = 256 * 1024;
+  o.max_messages_per_wakeup = 16;
   Open(&o);
   std::vector<uint8_t> payload(16 * 1024, 7);
   int err = 0;
@@ -259,7 +262,9 @@ TEST_F(HostChannel, PeerThatNeverReadsCannotPinOurDescriptors) {
 }
 
 TEST_F(HostChannel, FloodingPeerDoesNotStarveAnother) {
-  capsa_channel_options_t o = {CAPSA_PEER_RENDERER, 0, 4, 0};
+  capsa_channel_options_t o = {};
+  o.peer = CAPSA_PEER_RENDERER;
+  o.max_messages_per_wakeup = 4;
   Open(&o);
   int sp2[2];
   ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp2));
@@ -846,7 +851,8 @@ TEST(FastPath, AGapIsABadMessage) {
   capsa_msg_t m = Sample(CAPSA_MSG_HELLO);
   m.seq = 2;  // seq 1 never sent anywhere
   ring.q.push_back(Encode(m));
-  capsa_rloop_options_t o = {CAPSA_PEER_RENDERER, 0, 0};
+  capsa_rloop_options_t o = {};
+  o.peer = CAPSA_PEER_RENDERER;
   capsa_rloop_t l;
   ASSERT_EQ(0, capsa_rloop_init(&l, sp[0], nullptr, &o));
   ASSERT_EQ(0, capsa_rloop_set_fastpath(&l, &fp));

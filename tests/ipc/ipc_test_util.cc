@@ -38,6 +38,8 @@ capsa_msg_t Sample(capsa_msg_type_t type) {
       u.hello.sandbox.landlock_abi = 7;
       u.hello.sandbox.namespaces = CAPSA_NS_USER | CAPSA_NS_NET;
       u.hello.sandbox.detail = "seccomp+landlock";
+      u.hello.interfaces = "demo.convert";
+      u.hello.interfaces_hash = 0x0123456789abcdefULL;
       break;
     case CAPSA_MSG_LOAD_CONTENT:
       u.load_content.url = "capsa://page";
@@ -116,6 +118,15 @@ capsa_msg_t Sample(capsa_msg_type_t type) {
       m.handles[0].kind = CAPSA_HANDLE_CHANNEL;
       m.handles[0].rights = ChannelRights();
       break;
+    case CAPSA_MSG_INTERFACE: {
+      // The wire form: the core codec carries the payload as bytes (the
+      // channel checks it against the interface, ipc/channel_iface.c).
+      static const uint8_t kPayload[] = {12, 0, 0, 0, 8, 0, 4, 0};
+      u.iface.index = 1;
+      u.iface.id = 3;
+      u.iface.payload = {kPayload, sizeof kPayload};
+      break;
+    }
     default:
       break;
   }
