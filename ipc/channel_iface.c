@@ -97,8 +97,7 @@ int capsa__iface_accept(capsa__chan_core_t *c, capsa__rx_slot_t *s,
     if (reply->id != 0 && reply->iface_index1 != 0 &&
         m->type != CAPSA_MSG_ERROR)
       return BAD("%s answers interface request %llu",
-                 capsa_msg_type_name(m->type),
-                 (unsigned long long)reply->id);
+                 capsa_msg_type_name(m->type), (unsigned long long)reply->id);
     return 0;
   }
   capsa_msg_interface_t *im = &m->u.iface;
@@ -108,9 +107,10 @@ int capsa__iface_accept(capsa__chan_core_t *c, capsa__rx_slot_t *s,
   uint32_t answered = 0;
   if (m->flags & CAPSA_MSG_F_RESPONSE) {
     if (reply->iface_index1 != im->index + 1)
-      return BAD("%s: a response to request %llu, which was not of this "
-                 "interface",
-                 f->name, (unsigned long long)m->request_id);
+      return BAD(
+          "%s: a response to request %llu, which was not of this "
+          "interface",
+          f->name, (unsigned long long)m->request_id);
     answered = reply->iface_msg;
   }
   char why[CAPSA_IPC_REASON_MAX];
@@ -127,8 +127,8 @@ int capsa__iface_accept(capsa__chan_core_t *c, capsa__rx_slot_t *s,
   if (mem == NULL) return BAD("%s.%s: out of memory", f->name, d->name);
   uint8_t *copy = (uint8_t *)mem + head;
   if (len) memcpy(copy, im->payload.data, len);
-  if (capsa_iface_decode(f, im->id, copy, len, m->handles, m->handle_count,
-                         mem, why, sizeof why) < 0) {
+  if (capsa_iface_decode(f, im->id, copy, len, m->handles, m->handle_count, mem,
+                         why, sizeof why) < 0) {
     free(mem);
     return BAD("%s", why);
   }

@@ -110,7 +110,9 @@ class IfaceChannel : public ::testing::Test {
     m.u.iface.payload = {payload_.data(), payload_.size()};
     return m;
   }
-  void HelloRaw() { SendRaw(Sample(CAPSA_MSG_HELLO)); }
+  void HelloRaw() {
+    SendRaw(Sample(CAPSA_MSG_HELLO));
+  }
   void ExpectBad(const char *needle) {
     for (int i = 0; i < 200 && err_ == 0; i++) uv_run(&loop_, UV_RUN_NOWAIT);
     EXPECT_EQ(-EBADMSG, err_);
@@ -157,38 +159,37 @@ TEST_F(IfaceChannel, EventAndRequestWithARegionRoundTripTyped) {
     o.peer = CAPSA_PEER_HOST;
     o.interfaces = kThumb;
     o.ninterfaces = 1;
-    ASSERT_EQ(0, capsa_rloop_init(
-                     &l, rfd,
-                     [](capsa_rloop_t *lp, capsa_msg_t *m) -> int {
-                       if (m->type == CAPSA_MSG_SHUTDOWN) return 1;
-                       if (m->type != CAPSA_MSG_INTERFACE) return -EPROTO;
-                       EXPECT_EQ(&T, m->u.iface.iface);
-                       EXPECT_EQ((uint32_t)CAPSA_TEST_THUMBNAIL_DECODE,
-                                 m->u.iface.id);
-                       auto *d = static_cast<
-                           const capsa_test_thumbnail_decode_t *>(
-                           m->u.iface.value);
-                       EXPECT_STREQ("cat.png", d->name);
-                       EXPECT_EQ(0, d->png);
-                       EXPECT_EQ(-1, d->frame);
-                       capsa_shm_region_t in;
-                       int fd = capsa_msg_take_handle(m, (uint32_t)d->png);
-                       EXPECT_EQ(0, capsa_shm_map_fd(fd, m->handles[0].size,
-                                                     CAPSA_SHM_PEER_READS,
-                                                     &in));
-                       const void *p = nullptr;
-                       EXPECT_EQ(0, capsa_shm_view(&in, 0, 1, &p));
-                       capsa_test_thumbnail_decode_result_t res;
-                       capsa_test_thumbnail_decode_result_init(&res);
-                       res.width = p ? *(const uint8_t *)p : 0;
-                       res.height = d->max_width;
-                       capsa_shm_close(&in);
-                       capsa_msg_t r;
-                       capsa_msg_init_iface(
-                           &r, &T, CAPSA_TEST_THUMBNAIL_DECODE_RESULT, &res);
-                       return capsa_rloop_reply(lp, m, &r);
-                     },
-                     &o));
+    ASSERT_EQ(
+        0, capsa_rloop_init(
+               &l, rfd,
+               [](capsa_rloop_t *lp, capsa_msg_t *m) -> int {
+                 if (m->type == CAPSA_MSG_SHUTDOWN) return 1;
+                 if (m->type != CAPSA_MSG_INTERFACE) return -EPROTO;
+                 EXPECT_EQ(&T, m->u.iface.iface);
+                 EXPECT_EQ((uint32_t)CAPSA_TEST_THUMBNAIL_DECODE,
+                           m->u.iface.id);
+                 auto *d = static_cast<const capsa_test_thumbnail_decode_t *>(
+                     m->u.iface.value);
+                 EXPECT_STREQ("cat.png", d->name);
+                 EXPECT_EQ(0, d->png);
+                 EXPECT_EQ(-1, d->frame);
+                 capsa_shm_region_t in;
+                 int fd = capsa_msg_take_handle(m, (uint32_t)d->png);
+                 EXPECT_EQ(0, capsa_shm_map_fd(fd, m->handles[0].size,
+                                               CAPSA_SHM_PEER_READS, &in));
+                 const void *p = nullptr;
+                 EXPECT_EQ(0, capsa_shm_view(&in, 0, 1, &p));
+                 capsa_test_thumbnail_decode_result_t res;
+                 capsa_test_thumbnail_decode_result_init(&res);
+                 res.width = p ? *(const uint8_t *)p : 0;
+                 res.height = d->max_width;
+                 capsa_shm_close(&in);
+                 capsa_msg_t r;
+                 capsa_msg_init_iface(&r, &T,
+                                      CAPSA_TEST_THUMBNAIL_DECODE_RESULT, &res);
+                 return capsa_rloop_reply(lp, m, &r);
+               },
+               &o));
     capsa_msg_t hello = Sample(CAPSA_MSG_HELLO);
     ASSERT_EQ(0, capsa_rloop_send(&l, &hello));
     capsa_test_thumbnail_progress_t pr;
@@ -227,28 +228,30 @@ TEST_F(IfaceChannel, EventAndRequestWithARegionRoundTripTyped) {
   d.png = 0;
   capsa_msg_t q;
   capsa_msg_init_iface(&q, &T, CAPSA_TEST_THUMBNAIL_DECODE, &d);
-  capsa_rights_t ro = Rights({CAPSA_CAP_READ, CAPSA_CAP_MMAP_R, CAPSA_CAP_FSTAT});
+  capsa_rights_t ro =
+      Rights({CAPSA_CAP_READ, CAPSA_CAP_MMAP_R, CAPSA_CAP_FSTAT});
   ASSERT_EQ(0, capsa_msg_add_handle(&q, dup(png.fd), CAPSA_HANDLE_SHM, &ro,
                                     png.size, false));
   uint32_t wh[2] = {0, 0};
-  ASSERT_EQ(0, capsa_channel_request(
-                   &ch_, &q, 5000,
-                   [](capsa_channel_t *c, int st, capsa_msg_t *r, void *arg) {
-                     ASSERT_EQ(0, st);
-                     ASSERT_EQ(CAPSA_MSG_INTERFACE, r->type);
-                     ASSERT_EQ((uint32_t)CAPSA_TEST_THUMBNAIL_DECODE_RESULT,
-                               r->u.iface.id);
-                     auto *res = static_cast<
-                         const capsa_test_thumbnail_decode_result_t *>(
-                         r->u.iface.value);
-                     auto *out = static_cast<uint32_t *>(arg);
-                     out[0] = res->width;
-                     out[1] = res->height;
-                     capsa_msg_t sd;
-                     capsa_msg_init(&sd, CAPSA_MSG_SHUTDOWN);
-                     EXPECT_EQ(0, capsa_channel_send(c, &sd));
-                   },
-                   wh));
+  ASSERT_EQ(0,
+            capsa_channel_request(
+                &ch_, &q, 5000,
+                [](capsa_channel_t *c, int st, capsa_msg_t *r, void *arg) {
+                  ASSERT_EQ(0, st);
+                  ASSERT_EQ(CAPSA_MSG_INTERFACE, r->type);
+                  ASSERT_EQ((uint32_t)CAPSA_TEST_THUMBNAIL_DECODE_RESULT,
+                            r->u.iface.id);
+                  auto *res =
+                      static_cast<const capsa_test_thumbnail_decode_result_t *>(
+                          r->u.iface.value);
+                  auto *out = static_cast<uint32_t *>(arg);
+                  out[0] = res->width;
+                  out[1] = res->height;
+                  capsa_msg_t sd;
+                  capsa_msg_init(&sd, CAPSA_MSG_SHUTDOWN);
+                  EXPECT_EQ(0, capsa_channel_send(c, &sd));
+                },
+                wh));
   RunUntil([&] { return wh[1] != 0; });
   EXPECT_EQ(0, err_) << why_;
   EXPECT_EQ(77u, wh[0]);  // read by the renderer from the read-only region
@@ -302,8 +305,8 @@ TEST_F(IfaceChannel, UnpairedResponseIsBad) {
   capsa_test_thumbnail_decode_result_init(&r);
   alignas(8) uint8_t buf[512];
   char why[CAPSA_IPC_REASON_MAX];
-  int n = capsa_test_thumbnail_decode_result_encode(&r, nullptr, 0, buf,
-                                                    sizeof buf, why, sizeof why);
+  int n = capsa_test_thumbnail_decode_result_encode(
+      &r, nullptr, 0, buf, sizeof buf, why, sizeof why);
   ASSERT_GT(n, 0) << why;
   SendRaw(Raw(0, CAPSA_TEST_THUMBNAIL_DECODE_RESULT,
               std::vector<uint8_t>(buf, buf + n), CAPSA_MSG_F_RESPONSE, 99));
@@ -319,8 +322,8 @@ TEST_F(IfaceChannel, InterfaceResponseToACoreRequestIsBad) {
   capsa_test_thumbnail_decode_result_init(&r);
   alignas(8) uint8_t buf[512];
   char why[CAPSA_IPC_REASON_MAX];
-  int n = capsa_test_thumbnail_decode_result_encode(&r, nullptr, 0, buf,
-                                                    sizeof buf, why, sizeof why);
+  int n = capsa_test_thumbnail_decode_result_encode(
+      &r, nullptr, 0, buf, sizeof buf, why, sizeof why);
   ASSERT_GT(n, 0) << why;
   SendRaw(Raw(0, CAPSA_TEST_THUMBNAIL_DECODE_RESULT,
               std::vector<uint8_t>(buf, buf + n), CAPSA_MSG_F_RESPONSE, id));
@@ -418,10 +421,11 @@ TEST_F(IfaceChannel, ASmuggledHandleIsBad) {
   // A Progress has no handle field: a descriptor riding along is refused.
   capsa_shm_region_t r;
   ASSERT_EQ(0, capsa_shm_create(4096, "extra", CAPSA_SHM_CREATOR_WRITES, &r));
-  capsa_msg_t m = Raw(0, CAPSA_TEST_THUMBNAIL_PROGRESS, ProgressPayload("x", 1));
+  capsa_msg_t m =
+      Raw(0, CAPSA_TEST_THUMBNAIL_PROGRESS, ProgressPayload("x", 1));
   capsa_rights_t ro = Rights({CAPSA_CAP_READ, CAPSA_CAP_MMAP_R});
-  ASSERT_EQ(0, capsa_msg_add_handle(&m, r.fd, CAPSA_HANDLE_SHM, &ro, r.size,
-                                    false));
+  ASSERT_EQ(
+      0, capsa_msg_add_handle(&m, r.fd, CAPSA_HANDLE_SHM, &ro, r.size, false));
   SendRaw(m, &r.fd, 1);
   ExpectBad("handle");
   capsa_shm_close(&r);
@@ -438,9 +442,8 @@ TEST_F(IfaceChannel, OversizeStringIsBad) {
   pr.note = big.c_str();
   alignas(8) uint8_t buf[8192];
   char why[CAPSA_IPC_REASON_MAX];
-  EXPECT_EQ(-EINVAL,
-            capsa_test_thumbnail_progress_encode(&pr, nullptr, 0, buf,
-                                                 sizeof buf, why, sizeof why));
+  EXPECT_EQ(-EINVAL, capsa_test_thumbnail_progress_encode(
+                         &pr, nullptr, 0, buf, sizeof buf, why, sizeof why));
   auto p = ProgressPayload(std::string(4000, 'a').c_str(), 1);
   // Grow the string in place: find its length word (4000) and the bytes.
   bool grown = false;
@@ -481,17 +484,16 @@ TEST_F(IfaceChannel, SendRefusesWhatTheReceiverWould) {
   ASSERT_EQ(0, capsa_shm_create(4096, "png", CAPSA_SHM_CREATOR_WRITES, &png));
   capsa_rights_t ro = Rights({CAPSA_CAP_READ, CAPSA_CAP_MMAP_R});
   capsa_msg_init_iface(&m, &T, CAPSA_TEST_THUMBNAIL_DECODE, &d);
-  ASSERT_EQ(0, capsa_msg_add_handle(&m, png.fd, CAPSA_HANDLE_SHM, &ro,
-                                    png.size, false));
+  ASSERT_EQ(0, capsa_msg_add_handle(&m, png.fd, CAPSA_HANDLE_SHM, &ro, png.size,
+                                    false));
   EXPECT_EQ(-EINVAL, capsa_channel_send(&ch_, &m));  // a request, unflagged
   bool called = false;
-  EXPECT_EQ(-EINVAL,
-            capsa_channel_request(
-                &ch_, &m, 1000,
-                [](capsa_channel_t *, int, capsa_msg_t *, void *a) {
-                  *static_cast<bool *>(a) = true;
-                },
-                &called));  // max_width out of range
+  EXPECT_EQ(-EINVAL, capsa_channel_request(
+                         &ch_, &m, 1000,
+                         [](capsa_channel_t *, int, capsa_msg_t *, void *a) {
+                           *static_cast<bool *>(a) = true;
+                         },
+                         &called));  // max_width out of range
   capsa_msg_t other;
   capsa_msg_init_iface(&other, &T, CAPSA_TEST_THUMBNAIL_PROGRESS, &pr);
   other.u.iface.iface = nullptr;  // not an interface of this channel
