@@ -13,6 +13,10 @@
 //   capsa channel fast   ipc/loop.h request/response (capsa_rloop_call) on
 //                        both ends, with the ring fast path installed
 //   capsa channel sock   the same over the socket only
+//   interface fast/sock  the same with an embedder interface's 64-byte
+//                        request and response (host/cli/bench_echo.fbs:
+//                        encoded and checked through the generated
+//                        descriptor on both ends) instead of PING/PONG
 // Messages/s of one-way 64-byte streams; bulk bytes through a shared region
 // (copy in, hand over, copy out: what a hostile-content reader must do)
 // against memcpy in one process.
@@ -32,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/cli/bench_echo.capsa.h"
 #include "host/cli/commands.h"
 #include "ipc/codec.h"
 #include "ipc/loop.h"
@@ -340,9 +345,22 @@ static int fp_ping(void *c, const opts_t *o, uint64_t *s) {
 typedef struct chan_ctx {
   int sv[2];
   ring_ctx_t *ring;  // NULL: socket path only
+  int iface;         // 1: Echo/Echoed of bench_echo.fbs, not PING/PONG
 } chan_ctx_t;
 
+static const capsa_interface_t *const kEchoIface[] = {&capsa_bench_interface};
+
 static int chan_on_msg(capsa_rloop_t *l, capsa_msg_t *m) {
+  if (m->type == CAPSA_MSG_INTERFACE && m->u.iface.id == CAPSA_BENCH_ECHO) {
+    const capsa_bench_echo_t *e = m->u.iface.value;
+    capsa_bench_echoed_t a;
+    capsa_bench_echoed_init(&a);
+    a.seq = e->seq;
+    a.payload = e->payload;
+    capsa_msg_t r;
+    capsa_msg_init_iface(&r, &capsa_bench_interface, CAPSA_BENCH_ECHOED, &a);
+    return capsa_rloop_reply(l, m, &r);
+  }
   if (m->type != CAPSA_MSG_PING) return 0;
   capsa_msg_t pong;
   capsa_msg_init(&pong, CAPSA_MSG_PONG);
@@ -355,7 +373,9 @@ static int chan_echo(void *c, const opts_t *o, uint64_t *s) {
   chan_ctx_t *x = c;
   capsa_rloop_t l;
   capsa_rloop_options_t op = {.peer = CAPSA_PEER_RENDERER,
-                              .send_timeout_ms = kTimeoutMs};
+                              .send_timeout_ms = kTimeoutMs,
+                              .interfaces = kEchoIface,
+                              .ninterfaces = 1};
   if (capsa_rloop_init(&l, x->sv[1], chan_on_msg, &op) != 0) return -1;
   if (x->ring) {
     capsa_fastpath_t h;
@@ -371,7 +391,9 @@ static int chan_ping(void *c, const opts_t *o, uint64_t *s) {
   chan_ctx_t *x = c;
   capsa_rloop_t l;
   capsa_rloop_options_t op = {.peer = CAPSA_PEER_HOST,
-                              .send_timeout_ms = kTimeoutMs};
+                              .send_timeout_ms = kTimeoutMs,
+                              .interfaces = kEchoIface,
+                              .ninterfaces = 1};
   capsa_ring_fastpath_t peer;
   if (x->ring && capsa_ring_fastpath_attach(&peer, 65536, &x->ring->fds) != 0)
     return -1;
@@ -395,11 +417,25 @@ static int chan_ping(void *c, const opts_t *o, uint64_t *s) {
   uint8_t payload[kMsg] = {2};
   for (int i = -100; r == 0 && i < o->iterations; i++) {
     capsa_msg_t ping, pong;
-    capsa_msg_init(&ping, CAPSA_MSG_PING);
-    ping.u.ping.payload.data = payload;
-    ping.u.ping.payload.len = kMsg;
+    capsa_bench_echo_t echo;
+    capsa_bench_echo_init(&echo);
+    echo.seq = (uint64_t)(i + 100);
+    echo.payload = (capsa_bytes_t){payload, kMsg};
     uint64_t t = now_ns();
+    if (x->iface) {
+      capsa_msg_init_iface(&ping, &capsa_bench_interface, CAPSA_BENCH_ECHO,
+                           &echo);
+    } else {
+      capsa_msg_init(&ping, CAPSA_MSG_PING);
+      ping.u.ping.payload.data = payload;
+      ping.u.ping.payload.len = kMsg;
+    }
     r = capsa_rloop_call(&l, &ping, kTimeoutMs, &pong);
+    if (r == 0 && x->iface &&
+        (pong.type != CAPSA_MSG_INTERFACE ||
+         ((const capsa_bench_echoed_t *)pong.u.iface.value)->payload.len !=
+             kMsg))
+      r = -EPROTO;
     if (r == 0 && i >= 0) s[i] = now_ns() - t;
   }
   capsa_rloop_close(&l);
@@ -493,11 +529,14 @@ enum {
   kRtFast,
   kRtChanFast,
   kRtChan,
+  kRtIfaceFast,
+  kRtIface,
   kRtCount
 };
 static const char *const kRtName[kRtCount] = {
     "raw socketpair",    "raw shm mailbox",    "capsa ring",
-    "ring hook + codec", "capsa channel fast", "capsa channel sock"};
+    "ring hook + codec", "capsa channel fast", "capsa channel sock",
+    "interface fast",    "interface sock"};
 
 typedef struct placement {
   const char *name;
@@ -547,21 +586,25 @@ static int measure(placement_t *p, opts_t o, int same_cpu, uint64_t *s) {
     if (k == 2) p->rt[kRtFast] = n > 0 ? summarize(s, n) : (rt_t){0};
     drop_ring(&rc);
   }
-  // capsa channel: socket path, then with the ring fast path.
-  for (int k = 0; k < 2; k++) {
-    chan_ctx_t cc = {{-1, -1}, NULL};
+  // capsa channel: socket path, then with the ring fast path; PING/PONG,
+  // then an embedder interface's request (k >= 2), interleaved so that a
+  // drift of the machine during the run does not favour either.
+  static const int kRow[4] = {kRtChan, kRtChanFast, kRtIface, kRtIfaceFast};
+  for (int k = 0; k < 4; k++) {
+    chan_ctx_t cc = {{-1, -1}, NULL, k >= 2};
     ring_ctx_t rc;
+    int fast = k % 2;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cc.sv) < 0)
       return -errno;
-    if (k == 1) {
+    if (fast) {
       if (fresh_ring(&rc, same_cpu) < 0) return -ENOMEM;
       cc.ring = &rc;
     }
     n = run_pair(&o, &cc, chan_echo, chan_ping, s);
-    p->rt[k ? kRtChanFast : kRtChan] = n > 0 ? summarize(s, n) : (rt_t){0};
+    p->rt[kRow[k]] = n > 0 ? summarize(s, n) : (rt_t){0};
     if (cc.sv[0] >= 0) close(cc.sv[0]);
     close(cc.sv[1]);
-    if (k == 1) drop_ring(&rc);
+    if (fast) drop_ring(&rc);
   }
   return 0;
 }
@@ -572,14 +615,17 @@ static double ratio(double a, double b) {
 
 // The median ratios a placement is judged by, in print order: channel sock /
 // raw socketpair, ring / raw shm, channel fast / raw shm, channel fast / raw
-// socketpair, channel sock / channel fast.
-enum { kRatioCount = 5 };
+// socketpair, channel sock / channel fast, interface / built-in message
+// (socket, fast path).
+enum { kRatioCount = 7 };
 static void placement_ratios(const placement_t *p, double r[kRatioCount]) {
   r[0] = ratio(p->rt[kRtChan].med_us, p->rt[kRtRawSock].med_us);
   r[1] = ratio(p->rt[kRtRing].med_us, p->rt[kRtRawShm].med_us);
   r[2] = ratio(p->rt[kRtChanFast].med_us, p->rt[kRtRawShm].med_us);
   r[3] = ratio(p->rt[kRtChanFast].med_us, p->rt[kRtRawSock].med_us);
   r[4] = ratio(p->rt[kRtChan].med_us, p->rt[kRtChanFast].med_us);
+  r[5] = ratio(p->rt[kRtIface].med_us, p->rt[kRtChan].med_us);
+  r[6] = ratio(p->rt[kRtIfaceFast].med_us, p->rt[kRtChanFast].med_us);
 }
 
 int capsa_bench_ipc(int argc, char **argv) {
@@ -657,8 +703,10 @@ int capsa_bench_ipc(int argc, char **argv) {
           "\"ratios\":{\"channel_sock_vs_raw_socketpair\":%.3f,"
           "\"ring_vs_raw_shm\":%.3f,\"channel_fast_vs_raw_shm\":%.3f,"
           "\"channel_fast_vs_raw_socketpair\":%.3f,"
-          "\"channel_sock_vs_channel_fast\":%.3f}}",
-          r[0], r[1], r[2], r[3], r[4]);
+          "\"channel_sock_vs_channel_fast\":%.3f,"
+          "\"interface_vs_builtin_sock\":%.3f,"
+          "\"interface_vs_builtin_fast\":%.3f}}",
+          r[0], r[1], r[2], r[3], r[4], r[5], r[6]);
     }
     printf(
         "],\"bulk_gb_per_s\":{\"shm_region\":%.2f,\"memcpy\":%.2f,"
@@ -685,8 +733,9 @@ int capsa_bench_ipc(int argc, char **argv) {
         "  ratios (median): channel sock / raw socketpair %.2fx, "
         "capsa ring / raw shm %.2fx,\n"
         "    channel fast / raw shm %.2fx, channel fast / raw socketpair "
-        "%.2fx,\n    channel sock / channel fast %.1fx (fast path speed-up)\n",
-        r[0], r[1], r[2], r[3], r[4]);
+        "%.2fx,\n    channel sock / channel fast %.1fx (fast path speed-up),\n"
+        "    interface / built-in message: socket %.2fx, fast path %.2fx\n",
+        r[0], r[1], r[2], r[3], r[4], r[5], r[6]);
     printf(
         "  one-way stream: raw socketpair %.0f msg/s, capsa ring %.0f "
         "msg/s (%.1fx)\n",

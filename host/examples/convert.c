@@ -46,8 +46,8 @@ static int convert(capsa_rctx_t *r, capsa_msg_t *m) {
       res.status = -ERANGE;  // in_size beyond either region
     } else {
       for (uint64_t i = 0; i < q->in_size; i++)
-        dst[i] = q->op == 1 ? (uint8_t)toupper(src[i])
-                            : src[q->in_size - 1 - i];
+        dst[i] =
+            q->op == 1 ? (uint8_t)toupper(src[i]) : src[q->in_size - 1 - i];
       res.out_size = q->in_size;
     }
     capsa_shm_close(&in);
@@ -58,11 +58,10 @@ static int convert(capsa_rctx_t *r, capsa_msg_t *m) {
                        CAPSA_EXAMPLE_CONVERT_CONVERTED, &res);
   return capsa_rctx_reply(r, m, &reply);
 }
-static const capsa_renderer_handlers_t kConverter = {
-    .kind = "convert",
-    .on_message = convert,
-    .interfaces = kConvert,
-    .ninterfaces = 1};
+static const capsa_renderer_handlers_t kConverter = {.kind = "convert",
+                                                     .on_message = convert,
+                                                     .interfaces = kConvert,
+                                                     .ninterfaces = 1};
 CAPSA_RENDERER_KIND(converter, "convert", capsa_renderer_main, &kConverter)
 
 // Host side.

@@ -49,10 +49,10 @@ int Ignore(capsa_rctx_t *, capsa_msg_t *) {
   return 0;
 }
 
-const capsa_renderer_handlers_t kSpeaker = {
-    "iface-speaker", Speak, Ignore, nullptr, kThumb, 1};
-const capsa_renderer_handlers_t kForger = {
-    "iface-forger", Speak, Ignore, (void *)"forge", kThumb, 1};
+const capsa_renderer_handlers_t kSpeaker = {"iface-speaker", Speak,  Ignore,
+                                            nullptr,         kThumb, 1};
+const capsa_renderer_handlers_t kForger = {"iface-forger",  Speak,  Ignore,
+                                           (void *)"forge", kThumb, 1};
 // Its kind options say it speaks nothing.
 const capsa_renderer_handlers_t kLiar = {"iface-liar", nullptr, Ignore,
                                          nullptr,      kThumb,  1};
@@ -207,8 +207,9 @@ TEST(IfaceExample, ConvertRunsEndToEnd) {
     int st = pclose(f);
     ASSERT_TRUE(WIFEXITED(st)) << out;
     EXPECT_EQ(0, WEXITSTATUS(st)) << out;
-    EXPECT_EQ(*arg ? "converted: MIXED CASE 123\n" : "converted: HELLO, CAPSA\n",
-              out);
+    EXPECT_EQ(
+        *arg ? "converted: MIXED CASE 123\n" : "converted: HELLO, CAPSA\n",
+        out);
   }
 }
 
