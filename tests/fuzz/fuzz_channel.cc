@@ -19,6 +19,7 @@
 #include "ipc/loop.h"
 #include "sandbox/memfd.h"
 #include "tests/fuzz/fuzz_channel.h"
+#include "tests/ipc/interfaces/thumbnail.capsa.h"
 
 namespace {
 
@@ -138,6 +139,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   capsa_rloop_options_t o = {};
   o.peer = CAPSA_PEER_RENDERER;
   o.send_timeout_ms = 1000;
+  // An interface too, so its checks (ipc/channel_iface.c) meet the input.
+  static const capsa_interface_t *const kIfaces[] = {
+      &capsa_test_thumbnail_interface};
+  o.interfaces = kIfaces;
+  o.ninterfaces = 1;
   if (capsa_rloop_init(&l, sp[0], OnMessage, &o) < 0) abort();
   for (size_t i = 0; i <= records; i++) {
     int r = capsa_rloop_run_once(&l, 0);

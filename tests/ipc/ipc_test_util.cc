@@ -122,7 +122,7 @@ capsa_msg_t Sample(capsa_msg_type_t type) {
       // The wire form: the core codec carries the payload as bytes (the
       // channel checks it against the interface, ipc/channel_iface.c).
       static const uint8_t kPayload[] = {12, 0, 0, 0, 8, 0, 4, 0};
-      u.iface.index = 1;
+      u.iface.index = 0;
       u.iface.id = 3;
       u.iface.payload = {kPayload, sizeof kPayload};
       break;
