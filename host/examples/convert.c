@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <capsa/capsa.h>  // the SDK: pkg-config --cflags --libs capsa
 

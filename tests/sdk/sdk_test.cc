@@ -344,6 +344,44 @@ TEST_F(Sdk, ReadmeEmbeddingExampleBuildsStaticAndRuns) {
   RunAsEveryone(exe, "says: got 5 bytes");
 }
 
+// The README's interface example, outside the tree from the install alone:
+// the installed generator (capsa-idl: flatc + capsa_idlc) turns the
+// embedder's schema into C that includes <capsa/interface.h>, and the
+// program's typed request with a read-only and a writable region runs.
+TEST_F(Sdk, InterfaceExampleIsGeneratedBuiltAndRunsFromTheInstall) {
+  std::string out;
+  if (Sh("command -v flatc", &out) != 0) GTEST_SKIP() << "flatc not installed";
+  std::string src = tmp_.path + "/convert.c", gen = tmp_.path + "/gen";
+  ASSERT_EQ(0,
+            Sh("cp " + Q(kRoot + "/host/examples/convert.c") + " " +
+                   Q(kRoot + "/host/examples/convert.fbs") + " " + Q(tmp_.path),
+               &out))
+      << out;
+  std::string idl =
+      Q(prefix_ + "/bin/capsa-idl") + " " + Q(tmp_.path + "/convert.fbs") +
+      " " + Q(gen + "/host/examples") + " host/examples/convert.capsa.h";
+  ASSERT_EQ(0, Sh(idl, &out)) << idl << "\n" << out;
+  EXPECT_NE(std::string::npos, ReadFile(gen + "/host/examples/convert.capsa.h")
+                                   .find("#include <capsa/interface.h>"));
+  EXPECT_EQ(std::string::npos,
+            ReadFile(gen + "/host/examples/convert.capsa.h").find("\"ipc/"));
+  // A schema the generator refuses fails with its reason, not a half file.
+  std::ofstream(tmp_.path + "/bad.fbs")
+      << "include \"ipc/interface/capsa_attributes.fbs\";\nnamespace b;\n"
+         "table T (capsa_event, capsa_from: \"host\") { v: [int]; }\n"
+         "union M (capsa_interface) { T }\n";
+  EXPECT_NE(0, Sh(Q(prefix_ + "/bin/capsa-idl") + " " +
+                      Q(tmp_.path + "/bad.fbs") + " " + Q(gen),
+                  &out));
+  EXPECT_NE(std::string::npos, out.find("T.v: type not carried")) << out;
+  EXPECT_NE(0, access((gen + "/bad.capsa.h").c_str(), F_OK));
+  std::string exe = Build(
+      src, "convert",
+      "-I" + Q(gen) + " " + Q(gen + "/host/examples/convert.capsa.c") + " " +
+          Pc("--cflags --libs capsa") + " -Wl,-rpath," + prefix_ + "/lib");
+  RunAsEveryone(exe, "converted: HELLO, CAPSA");
+}
+
 // FreeBSD code, unchanged, against the install: <sys/capsicum.h> and
 // <sys/procdesc.h> (cap_enter, cap_rights_limit, pdfork...).
 TEST_F(Sdk, FreeBsdProgramBuildsSharedAndStaticAndRuns) {
