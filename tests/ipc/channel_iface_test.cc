@@ -50,6 +50,18 @@ std::vector<uint8_t> ProgressPayload(const char *note, uint8_t percent) {
   return std::vector<uint8_t>(buf, buf + (n > 0 ? n : 0));
 }
 
+// A DecodeResult's payload (all defaults).
+std::vector<uint8_t> ResultPayload() {
+  capsa_test_thumbnail_decode_result_t r;
+  capsa_test_thumbnail_decode_result_init(&r);
+  alignas(8) uint8_t buf[512];
+  char why[CAPSA_IPC_REASON_MAX] = "";
+  int n = capsa_test_thumbnail_decode_result_encode(
+      &r, nullptr, 0, buf, sizeof buf, why, sizeof why);
+  EXPECT_GT(n, 0) << why;
+  return std::vector<uint8_t>(buf, buf + (n > 0 ? n : 0));
+}
+
 class IfaceChannel : public ::testing::Test {
  public:
   void SetUp() override {
@@ -301,15 +313,8 @@ TEST_F(IfaceChannel, EventWithRequestFlagIsBad) {
 TEST_F(IfaceChannel, UnpairedResponseIsBad) {
   Open();
   HelloRaw();
-  capsa_test_thumbnail_decode_result_t r;
-  capsa_test_thumbnail_decode_result_init(&r);
-  alignas(8) uint8_t buf[512];
-  char why[CAPSA_IPC_REASON_MAX];
-  int n = capsa_test_thumbnail_decode_result_encode(
-      &r, nullptr, 0, buf, sizeof buf, why, sizeof why);
-  ASSERT_GT(n, 0) << why;
-  SendRaw(Raw(0, CAPSA_TEST_THUMBNAIL_DECODE_RESULT,
-              std::vector<uint8_t>(buf, buf + n), CAPSA_MSG_F_RESPONSE, 99));
+  SendRaw(Raw(0, CAPSA_TEST_THUMBNAIL_DECODE_RESULT, ResultPayload(),
+              CAPSA_MSG_F_RESPONSE, 99));
   ExpectBad("not outstanding");
 }
 
@@ -318,15 +323,8 @@ TEST_F(IfaceChannel, InterfaceResponseToACoreRequestIsBad) {
   HelloRaw();
   capsa_msg_t ping = Sample(CAPSA_MSG_PING);
   uint64_t id = Request(&ping);
-  capsa_test_thumbnail_decode_result_t r;
-  capsa_test_thumbnail_decode_result_init(&r);
-  alignas(8) uint8_t buf[512];
-  char why[CAPSA_IPC_REASON_MAX];
-  int n = capsa_test_thumbnail_decode_result_encode(
-      &r, nullptr, 0, buf, sizeof buf, why, sizeof why);
-  ASSERT_GT(n, 0) << why;
-  SendRaw(Raw(0, CAPSA_TEST_THUMBNAIL_DECODE_RESULT,
-              std::vector<uint8_t>(buf, buf + n), CAPSA_MSG_F_RESPONSE, id));
+  SendRaw(Raw(0, CAPSA_TEST_THUMBNAIL_DECODE_RESULT, ResultPayload(),
+              CAPSA_MSG_F_RESPONSE, id));
   ExpectBad("not of this interface");
 }
 
