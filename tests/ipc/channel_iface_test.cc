@@ -265,7 +265,8 @@ TEST_F(IfaceChannel, EventAndRequestWithARegionRoundTripTyped) {
                 },
                 wh));
   RunUntil([&] { return wh[1] != 0; });
-  EXPECT_EQ(0, err_) << why_;
+  // The renderer leaves after SHUTDOWN: a closed peer, never a bad message.
+  EXPECT_TRUE(err_ == 0 || err_ == -EPIPE) << err_ << " " << why_;
   EXPECT_EQ(77u, wh[0]);  // read by the renderer from the read-only region
   EXPECT_EQ(128u, wh[1]);
   renderer.join();
