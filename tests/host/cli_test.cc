@@ -151,6 +151,44 @@ TEST_F(CliTest, ErrorsNameTheFileTheyAreAbout) {
       << Slurp(err);
 }
 
+// doctor --json carries the facts the text shows, with the same values:
+// the renderer-limit mechanism and why, the i386 entry's detail, Landlock's
+// ABI and the seccomp policy's size.
+TEST_F(CliTest, DoctorJsonSaysWhatTheTextSays) {
+  std::string text = dir_ + "/doctor.txt", json = dir_ + "/doctor.json";
+  int rc_text = Sh(Capsa() + " doctor > '" + text + "' 2>&1");
+  int rc_json = Sh(Capsa() + " doctor --json > '" + json + "' 2>/dev/null");
+  EXPECT_EQ(rc_text, rc_json);
+  std::string t = Slurp(text), j = Slurp(json);
+  auto text_of = [&](const std::string &label) {
+    size_t at = t.find("  " + label);
+    if (at == std::string::npos) return std::string();
+    size_t from = t.find_first_not_of(' ', at + 2 + label.size());
+    return t.substr(from, t.find('\n', from) - from);
+  };
+  auto json_str = [&](const std::string &key) {
+    size_t at = j.find("\"" + key + "\":\"");
+    if (at == std::string::npos) return std::string("(absent)");
+    at += key.size() + 4;
+    return j.substr(at, j.find('"', at) - at);
+  };
+  std::string limits = text_of("renderer limits");
+  ASSERT_FALSE(limits.empty()) << t;
+  std::string mech = json_str("renderer_limits");
+  EXPECT_EQ(0u, limits.find(mech)) << limits << " vs " << mech;
+  if (mech == "rlimits") {  // the text's parenthesis carries json's "why"
+    EXPECT_NE(std::string::npos, limits.find(json_str("why"))) << j;
+  }
+  EXPECT_EQ(text_of("i386 entry (int 0x80)"), json_str("i386_detail"));
+  std::string abi = text_of("Landlock ABI");
+  EXPECT_NE(std::string::npos, j.find("\"landlock_abi\":" + abi)) << abi;
+  size_t rows = t.find(" policy rows");
+  ASSERT_NE(std::string::npos, rows) << t;
+  std::string n =
+      t.substr(t.rfind('(', rows) + 1, rows - t.rfind('(', rows) - 1);
+  EXPECT_NE(std::string::npos, j.find("\"seccomp_rows\":" + n)) << n;
+}
+
 TEST_F(CliTest, RenderWritesAPng) {
   std::string md = ExeDir() + "/../../renderer/samples/page.md";
   if (access(md.c_str(), R_OK) != 0) GTEST_SKIP() << "no sample page";
