@@ -412,6 +412,14 @@ int capsa_renderer_reply(capsa_renderer_t *r, const capsa_msg_t *request,
 // CAPSA_EV_KILLED "killed by the host" now, then CLOSED. 0, or -ESRCH when
 // it is already gone (its last events are on their way).
 int capsa_renderer_kill(capsa_renderer_t *r);
+// What the schema cannot check is the embedder's to check (a geometry
+// against the region it gave, an id it never issued): a message that breaks
+// such a rule is a bad message, as one the channel refuses. Kills the
+// renderer as the channel would: CAPSA_EV_BAD_MESSAGE with `reason`
+// (borrowed, copied into the event's text; NULL: "bad message"), never
+// restarted, then CLOSED. 0, or -ESRCH when it is already ending, -EINVAL.
+int capsa_renderer_report_bad_message(capsa_renderer_t *r,
+                                      const char *reason);
 // The same, but the kind's restart policy applies ("abort this job"):
 // CAPSA_EV_KILLED "restart requested", then RESTARTED (or CLOSED when the
 // policy allows no more). 0 or -ESRCH.

@@ -1158,6 +1158,19 @@ int capsa_renderer_kill(capsa_renderer_t *r) {
   return 0;
 }
 
+int capsa_renderer_report_bad_message(capsa_renderer_t *r,
+                                      const char *reason) {
+  if (!r) return -EINVAL;
+  if (r->backing_off || r->state == R_DYING || r->pidfd < 0 || r->kill_reason)
+    return -ESRCH;
+  char text[CAPSA_IPC_REASON_MAX];
+  // The embedder's words, but they may quote the renderer's: data.
+  const char *why = reason ? reason : "bad message";
+  capsa__text_escape(why, strlen(why), text, sizeof text);
+  kill_for(r, CAPSA_EV_BAD_MESSAGE, text);
+  return 0;
+}
+
 int capsa_renderer_restart(capsa_renderer_t *r) {
   if (!r) return -EINVAL;
   if (r->state == R_DYING || r->pidfd < 0 || r->kill_reason) return -ESRCH;
