@@ -418,8 +418,7 @@ int capsa_renderer_kill(capsa_renderer_t *r);
 // renderer as the channel would: CAPSA_EV_BAD_MESSAGE with `reason`
 // (borrowed, copied into the event's text; NULL: "bad message"), never
 // restarted, then CLOSED. 0, or -ESRCH when it is already ending, -EINVAL.
-int capsa_renderer_report_bad_message(capsa_renderer_t *r,
-                                      const char *reason);
+int capsa_renderer_report_bad_message(capsa_renderer_t *r, const char *reason);
 // The same, but the kind's restart policy applies ("abort this job"):
 // CAPSA_EV_KILLED "restart requested", then RESTARTED (or CLOSED when the
 // policy allows no more). 0 or -ESRCH.

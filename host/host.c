@@ -1158,8 +1158,7 @@ int capsa_renderer_kill(capsa_renderer_t *r) {
   return 0;
 }
 
-int capsa_renderer_report_bad_message(capsa_renderer_t *r,
-                                      const char *reason) {
+int capsa_renderer_report_bad_message(capsa_renderer_t *r, const char *reason) {
   if (!r) return -EINVAL;
   if (r->backing_off || r->state == R_DYING || r->pidfd < 0 || r->kill_reason)
     return -ESRCH;

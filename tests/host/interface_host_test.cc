@@ -152,6 +152,33 @@ TEST_F(IfaceHost, TypedEventsReachTheEmbedderABrokenOneKillsOnlyItsSender) {
   EXPECT_TRUE(Run([&] { return ponged; }, 5000)) << events_;
 }
 
+// A check the schema cannot express (say, frame geometry against the region
+// the host gave) is the embedder's: report_bad_message kills the sender as
+// the channel would, with the reason escaped, and never restarts it.
+TEST_F(IfaceHost, EmbedderReportedBadMessageKillsWithoutRestart) {
+  capsa_kind_options_t k;
+  capsa_kind_options_init(&k, "iface-speaker", capsa_renderer_main,
+                          (void *)&kSpeaker);
+  k.interfaces = kThumb;
+  k.ninterfaces = 1;
+  k.max_restarts = 3;
+  int kind = capsa_host_define_kind(&host_, &k);
+  ASSERT_GE(kind, 0);
+  ASSERT_EQ(0, capsa_host_start(&host_)) << capsa_host_start_error(&host_);
+  capsa_renderer_t *r = Spawn(kind);
+  ASSERT_NE(nullptr, r);
+  ASSERT_TRUE(Run([&] { return notes_.size() == 1; }, 20000)) << events_;
+  EXPECT_EQ(0, capsa_renderer_report_bad_message(r, "percent 50\x1b[2J\n"));
+  // Once it is ending, a second report (or a kill) finds nothing to end.
+  EXPECT_EQ(-ESRCH, capsa_renderer_report_bad_message(r, "again"));
+  EXPECT_EQ(-EINVAL, capsa_renderer_report_bad_message(nullptr, "x"));
+  ASSERT_TRUE(Run([&] { return closed_ == 1; }, 20000)) << events_;
+  EXPECT_NE(std::string::npos, events_.find("bad-message")) << events_;
+  EXPECT_EQ(std::string::npos, events_.find("restarted")) << events_;
+  EXPECT_NE(std::string::npos, bad_.find("percent 50")) << bad_;
+  for (char c : bad_) EXPECT_FALSE(c == 0x1b || c == '\n') << bad_;
+}
+
 TEST_F(IfaceHost, ARendererSpeakingOtherInterfacesIsRefusedAtHello) {
   int liar = Kind("iface-liar", &kLiar, false);
   ASSERT_GE(liar, 0);
