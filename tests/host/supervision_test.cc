@@ -22,17 +22,15 @@
 #include "host/capsa_pool.h"
 #include "host/kind_registry.h"
 #include "renderer/runtime.h"
+#include "tests/harness/command.h"
 
 namespace {
 
 // --- renderer side ----------------------------------------------------------
-// LOAD_CONTENT "crash" / "abort" / "hang" / anything (ignored). A GZIP_JOB
-// request is a job whose inline data is the command: "sleep MS" answers
-// after MS, "hang" never, "abort" aborts, anything else is echoed back.
-
-std::string Bytes(const capsa_bytes_t &b) {
-  return std::string(reinterpret_cast<const char *>(b.data), b.len);
-}
+// Commands (tests/harness/command.fbs): a Run event "crash" / "abort" /
+// "hang" / anything (ignored). A Job request is a job whose data is the
+// command: "sleep MS" answers after MS, "hang" never, "abort" aborts,
+// anything else is echoed back in its JobDone.
 
 void Act(const std::string &cmd) {
   if (cmd == "crash") {
@@ -57,23 +55,25 @@ void Act(const std::string &cmd) {
 }
 
 int OnSupMessage(capsa_rctx_t *r, capsa_msg_t *m) {
-  if (m->type == CAPSA_MSG_LOAD_CONTENT) {
-    Act(Bytes(m->u.load_content.data));
+  if (capsa_test::AsRun(m)) {
+    Act(capsa_test::RunData(m));
     return 0;
   }
-  if (m->type != CAPSA_MSG_GZIP_JOB) return -EPROTO;
-  std::string cmd = Bytes(m->u.gzip_job.data);
-  Act(cmd);
+  const capsa_test_command_job_t *job = capsa_test::AsJob(m);
+  if (job == nullptr) return -EPROTO;
+  Act(capsa_test::String(job->data));
+  capsa_test_command_job_done_t done;
+  capsa_test_command_job_done_init(&done);
+  done.job_id = job->job_id;
+  done.data = job->data;
   capsa_msg_t rep;
-  capsa_msg_init(&rep, CAPSA_MSG_GZIP_RESULT);
-  rep.u.gzip_result.job_id = m->u.gzip_job.job_id;
-  rep.u.gzip_result.data = m->u.gzip_job.data;
-  rep.u.gzip_result.out_size = m->u.gzip_job.data.len;
+  capsa_msg_init_iface(&rep, &capsa_test_command_interface,
+                       CAPSA_TEST_COMMAND_JOB_DONE, &done);
   return capsa_rctx_reply(r, m, &rep);
 }
 
-const capsa_renderer_handlers_t kSup = {"sup",   nullptr, OnSupMessage,
-                                        nullptr, nullptr, 0};
+const capsa_renderer_handlers_t kSup = {
+    "sup", nullptr, OnSupMessage, nullptr, capsa_test::kCommand, 1};
 
 CAPSA_RENDERER_KIND(k_sup, "sup", capsa_renderer_main, &kSup)
 CAPSA_RENDERER_KIND(k_sup_flat, "sup-flat", capsa_renderer_main, &kSup)
@@ -115,6 +115,7 @@ class Supervision : public ::testing::Test {
   int Kind(const char *name, void (*tweak)(capsa_kind_options_t *) = nullptr) {
     capsa_kind_options_t k;
     capsa_kind_options_init(&k, name, capsa_renderer_main, (void *)&kSup);
+    capsa_test::SpeakCommand(&k);
     k.heartbeat_ms = 100;
     k.heartbeat_timeout_ms = 300;
     if (tweak) tweak(&k);
@@ -138,20 +139,13 @@ class Supervision : public ::testing::Test {
     return true;
   }
   void Send(capsa_renderer_t *r, const std::string &cmd) {
-    capsa_msg_t m;
-    capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
-    m.u.load_content.data = {reinterpret_cast<const uint8_t *>(cmd.data()),
-                             cmd.size()};
-    ASSERT_EQ(0, capsa_renderer_send(r, &m));
+    ASSERT_EQ(0, capsa_test::SendRun(r, cmd));
   }
   // A job request; its outcome lands in status_/reply_/reply_renderer_.
   int Job(capsa_renderer_t *r, const std::string &cmd, uint64_t timeout_ms) {
+    capsa_test_command_job_t job;
     capsa_msg_t m;
-    capsa_msg_init(&m, CAPSA_MSG_GZIP_JOB);
-    m.u.gzip_job.op = CAPSA_GZIP_COMPRESS;
-    m.u.gzip_job.data = {reinterpret_cast<const uint8_t *>(cmd.data()),
-                         cmd.size()};
-    m.u.gzip_job.in_size = cmd.size();
+    capsa_test::InitJob(&m, &job, cmd);
     return capsa_renderer_request(
         r, &m, timeout_ms,
         [](capsa_renderer_t *rr, int status, capsa_msg_t *reply, void *arg) {
@@ -159,7 +153,7 @@ class Supervision : public ::testing::Test {
           t->status_ = status;
           t->replied_ = true;
           t->reply_renderer_ = rr;
-          t->reply_ = reply ? Bytes(reply->u.gzip_result.data) : "";
+          t->reply_ = capsa_test::JobDoneData(reply);
           t->order_ += "reply(" + std::to_string(status) + ") ";
         },
         this);
@@ -403,9 +397,7 @@ TEST_F(Supervision, KillDuringTheBackoffEndsIt) {
   Send(r, "crash");
   ASSERT_TRUE(Run([&] { return Count(CAPSA_EV_CRASHED) == 1; }, 10000));
   // Waiting out its backoff: no process, nothing served.
-  capsa_msg_t m;
-  capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
-  EXPECT_EQ(-ENOTCONN, capsa_renderer_send(r, &m));
+  EXPECT_EQ(-ENOTCONN, capsa_test::SendRun(r, ""));
   EXPECT_EQ(-ENOTCONN, capsa_renderer_shutdown(r, 10));
   ASSERT_EQ(0, capsa_renderer_kill(r));
   ASSERT_TRUE(Run([&] { return closed_ == 1; }, 2000)) << order_;
@@ -417,6 +409,7 @@ TEST_F(Supervision, KillDuringTheBackoffEndsIt) {
 struct PoolJob {
   explicit PoolJob(std::string c = "") : cmd(std::move(c)) {}
   std::string cmd;
+  capsa_test_command_job_t job;  // what FillJob sends (borrows cmd)
   bool done = false;
   int status = 1;
   std::string reply;
@@ -425,11 +418,7 @@ struct PoolJob {
 
 int FillJob(capsa_msg_t *m, void *arg) {
   auto *j = static_cast<PoolJob *>(arg);
-  capsa_msg_init(m, CAPSA_MSG_GZIP_JOB);
-  m->u.gzip_job.op = CAPSA_GZIP_COMPRESS;
-  m->u.gzip_job.data = {reinterpret_cast<const uint8_t *>(j->cmd.data()),
-                        j->cmd.size()};
-  m->u.gzip_job.in_size = j->cmd.size();
+  capsa_test::InitJob(m, &j->job, j->cmd);
   return 0;
 }
 
@@ -439,7 +428,7 @@ void JobDone(capsa_pool_t *, capsa_renderer_t *r, int status,
   j->done = true;
   j->status = status;
   j->pid = r ? capsa_renderer_pid(r) : -1;
-  if (reply) j->reply = Bytes(reply->u.gzip_result.data);
+  if (reply) j->reply = capsa_test::JobDoneData(reply);
 }
 
 class Pool : public Supervision {
