@@ -29,6 +29,7 @@
 #include "host/capsa_host.h"
 #include "host/kind_registry.h"
 #include "renderer/runtime.h"
+#include "tests/harness/command.h"
 #include "tests/harness/memory.h"
 
 namespace {
@@ -580,11 +581,11 @@ TEST(CgroupReal, PidsMaxRefusesForksAndIsCounted) {
 
 // --- the host -------------------------------------------------------------
 
-// "alloc": 256 MiB touched; "fork": four children that wait (a refused
-// fork ends the renderer with the error). Anything else: nothing.
+// Run data (tests/harness/command.fbs) "alloc": 256 MiB touched; "fork":
+// four children that wait (a refused fork ends the renderer with the
+// error). Anything else: nothing.
 int Quiet(capsa_rctx_t *, capsa_msg_t *m) {
-  std::string cmd(reinterpret_cast<const char *>(m->u.load_content.data.data),
-                  m->u.load_content.data.len);
+  std::string cmd = capsa_test::RunData(m);
   if (cmd == "alloc") {
     if (!capsa_test::TouchMemory(256u << 20)) return -ENOMEM;
   } else if (cmd == "fork") {
@@ -599,8 +600,8 @@ int Quiet(capsa_rctx_t *, capsa_msg_t *m) {
   }
   return 0;
 }
-const capsa_renderer_handlers_t kQuiet = {"quiet", nullptr, Quiet,
-                                          nullptr, nullptr, 0};
+const capsa_renderer_handlers_t kQuiet = {
+    "quiet", nullptr, Quiet, nullptr, capsa_test::kCommand, 1};
 // Registered by name: renderers descend from the exec'd zygote.
 CAPSA_RENDERER_KIND(k_quiet, "quiet", capsa_renderer_main, &kQuiet)
 
@@ -632,12 +633,7 @@ struct HostRun {
             if (s->send_on_ready.empty()) {
               capsa_renderer_kill(ev->renderer);
             } else {
-              capsa_msg_t m;
-              capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
-              m.u.load_content.data = {
-                  reinterpret_cast<const uint8_t *>(s->send_on_ready.data()),
-                  s->send_on_ready.size()};
-              capsa_renderer_send(ev->renderer, &m);
+              capsa_test::SendRun(ev->renderer, s->send_on_ready);
             }
           }
           if (ev->type == CAPSA_EV_LIMIT) s->limit_text = ev->text;
@@ -647,6 +643,7 @@ struct HostRun {
     host.data = this;
     capsa_kind_options_t k;
     capsa_kind_options_init(&k, "quiet", capsa_renderer_main, (void *)&kQuiet);
+    capsa_test::SpeakCommand(&k);
     // 0 in this fixture is no limit; to the host it would be the default.
     k.limit_memory = limit_memory ? limit_memory : CAPSA_LIMIT_NONE;
     k.limit_processes = limit_processes ? limit_processes : CAPSA_LIMIT_NONE;

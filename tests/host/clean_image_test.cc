@@ -30,6 +30,7 @@
 #include "host/kind_registry.h"
 #include "renderer/runtime.h"
 #include "tests/harness/child.h"
+#include "tests/harness/command.h"
 
 extern char **environ;
 
@@ -47,12 +48,11 @@ std::string Hex(const unsigned char *p, size_t n) {
   return s;
 }
 
-// LOAD_CONTENT "ADDR LEN ADDR LEN ...": logs "probe I unmapped" or
-// "probe I HEX" for each, then "probe done".
+// A Run (tests/harness/command.fbs) whose data is "ADDR LEN ADDR LEN ...":
+// logs "probe I unmapped" or "probe I HEX" for each, then "probe done".
 int OnProbe(capsa_rctx_t *r, capsa_msg_t *m) {
-  if (m->type != CAPSA_MSG_LOAD_CONTENT) return -EPROTO;
-  const capsa_bytes_t &d = m->u.load_content.data;
-  std::string cmd(reinterpret_cast<const char *>(d.data), d.len);
+  if (capsa_test::AsRun(m) == nullptr) return -EPROTO;
+  std::string cmd = capsa_test::RunData(m);
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0) return -errno;
   const char *s = cmd.c_str();
@@ -87,7 +87,7 @@ int OnProbe(capsa_rctx_t *r, capsa_msg_t *m) {
 }
 
 const capsa_renderer_handlers_t kProbe = {
-    "clean-image-probe", nullptr, OnProbe, nullptr, nullptr, 0};
+    "clean-image-probe", nullptr, OnProbe, nullptr, capsa_test::kCommand, 1};
 
 }  // namespace
 
@@ -237,11 +237,7 @@ std::vector<std::string> Probe(Host *t, int kind,
     snprintf(b, sizeof b, "%lx %zu ", (unsigned long)m.addr, m.text.size());
     cmd += b;
   }
-  capsa_msg_t msg;
-  capsa_msg_init(&msg, CAPSA_MSG_LOAD_CONTENT);
-  msg.u.load_content.data = {reinterpret_cast<const uint8_t *>(cmd.data()),
-                             cmd.size()};
-  EXPECT_EQ(0, capsa_renderer_send(t->r, &msg));
+  EXPECT_EQ(0, capsa_test::SendRun(t->r, cmd));
   auto done = [&] {
     for (auto &l : t->logs)
       if (l.find("probe done") != std::string::npos) return true;
@@ -329,6 +325,7 @@ void RunHost(bool registered) {
   capsa_kind_options_init(
       &k, registered ? "clean-image-probe" : "clean-image-probe-unregistered",
       capsa_renderer_main, (void *)&kProbe);
+  capsa_test::SpeakCommand(&k);
   k.heartbeat_ms = 0;
   int kind = capsa_host_define_kind(&t.host, &k);
   ASSERT_GE(kind, 0);
@@ -412,6 +409,7 @@ TEST(CleanImage, AnUnregisteredKindIsRefusedByDefault) {
     capsa_kind_options_t k;
     capsa_kind_options_init(&k, "clean-image-nobody", capsa_renderer_main,
                             (void *)&kProbe);
+    capsa_test::SpeakCommand(&k);
     ASSERT_GE(capsa_host_define_kind(&host, &k), 0);
     EXPECT_EQ(-ENOEXEC, capsa_host_start(&host));
     EXPECT_NE(nullptr, strstr(capsa_host_start_error(&host),
@@ -448,6 +446,7 @@ TEST(CleanImage, PolicyWithADirectoryReachesTheExecdZygote) {
         capsa_kind_options_t k;
         capsa_kind_options_init(&k, "clean-image-probe", capsa_renderer_main,
                                 (void *)&kProbe);
+        capsa_test::SpeakCommand(&k);
         k.capmode = p;
         ASSERT_EQ(0, capsa_host_define_kind(&host, &k));
         ASSERT_EQ(0, capsa_host_start(&host)) << capsa_host_start_error(&host);

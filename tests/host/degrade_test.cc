@@ -44,6 +44,7 @@
 #include "renderer/runtime.h"
 #include "sandbox/features.h"
 #include "tests/harness/child.h"
+#include "tests/harness/command.h"
 
 namespace {
 
@@ -127,15 +128,16 @@ std::string ExpectedLauncher(As as) {
 // --- renderer side
 // ------------------------------------------------------------
 
+// Any Run (tests/harness/command.fbs): try to open a file, log the answer.
 int OnMessage(capsa_rctx_t *r, capsa_msg_t *m) {
-  if (m->type != CAPSA_MSG_LOAD_CONTENT) return -EPROTO;
+  if (capsa_test::AsRun(m) == nullptr) return -EPROTO;
   int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
   return capsa_rctx_log(r, CAPSA_LOG_INFO, "open=%d errno=%d uid=%u", fd,
                         fd < 0 ? errno : 0, (unsigned)getuid());
 }
 
-const capsa_renderer_handlers_t kHandlers = {"degrade", nullptr, OnMessage,
-                                             nullptr,   nullptr, 0};
+const capsa_renderer_handlers_t kHandlers = {
+    "degrade", nullptr, OnMessage, nullptr, capsa_test::kCommand, 1};
 
 // Talks the protocol without capability mode (and says it has it).
 int UnsandboxedMain(int fd, const capsa_sandbox_report_t *sb, void *) {
@@ -186,10 +188,7 @@ struct Host {
       self->check = *ev->check;
       self->report = *ev->sandbox;
       self->report.detail = nullptr;
-      capsa_msg_t m;
-      capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
-      m.u.load_content.data = {reinterpret_cast<const uint8_t *>("open"), 4};
-      EXPECT_EQ(0, capsa_renderer_send(ev->renderer, &m));
+      EXPECT_EQ(0, capsa_test::SendRun(ev->renderer, "open"));
     } else if (ev->type == CAPSA_EV_LOG &&
                ev->status == CAPSA_HOST_LOG_STDERR) {
       fprintf(stderr, "[renderer stderr] %s\n", ev->text);
@@ -211,6 +210,8 @@ struct Host {
                             sandboxed ? capsa_renderer_main : UnsandboxedMain,
                             (void *)&kHandlers);
     k.no_capmode = !sandboxed;
+    // UnsandboxedMain speaks no interface (its HELLO names none).
+    if (sandboxed) capsa_test::SpeakCommand(&k);
     return capsa_host_define_kind(&host, &k);
   }
   template <typename Pred>

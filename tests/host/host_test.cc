@@ -29,6 +29,7 @@
 #include "host/testing.h"
 #include "renderer/runtime.h"
 #include "tests/harness/child.h"
+#include "tests/harness/command.h"
 #include "tests/harness/memory.h"
 
 // ASan reserves terabytes of shadow address space, so the zygote does not
@@ -51,12 +52,8 @@
 
 namespace {
 
-// --- renderer side: one test kind driven by LOAD_CONTENT commands ---------
-
-std::string Content(const capsa_msg_t *m) {
-  const capsa_bytes_t &d = m->u.load_content.data;
-  return std::string(reinterpret_cast<const char *>(d.data), d.len);
-}
+// --- renderer side: one test kind driven by Run commands -----------------
+// (tests/harness/command.fbs: the command is the Run's data)
 
 void Fetch(capsa_rctx_t *r, const std::string &url) {
   capsa_msg_t req, rep;
@@ -98,8 +95,8 @@ void Fetch(capsa_rctx_t *r, const std::string &url) {
 }
 
 int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
-  if (m->type != CAPSA_MSG_LOAD_CONTENT) return -EPROTO;
-  std::string cmd = Content(m);
+  if (capsa_test::AsRun(m) == nullptr) return -EPROTO;
+  std::string cmd = capsa_test::RunData(m);
   if (cmd == "crash") {
     // Default action (a sanitizer's handler would turn it into an exit).
     signal(SIGSEGV, SIG_DFL);
@@ -329,7 +326,7 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
 }
 
 const capsa_renderer_handlers_t kTestHandlers = {
-    "test", nullptr, OnTestMessage, nullptr, nullptr, 0};
+    "test", nullptr, OnTestMessage, nullptr, capsa_test::kCommand, 1};
 
 // Every kind of these tests is registered by name (host/kind_registry.h):
 // their renderers descend from the exec'd zygote, a fresh image.
@@ -449,11 +446,7 @@ unsigned IndexOf(Fixture *f, capsa_renderer_t *r) {
 }
 
 void Send(capsa_renderer_t *r, const std::string &s) {
-  capsa_msg_t m;
-  capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
-  m.u.load_content.data = {reinterpret_cast<const uint8_t *>(s.data()),
-                           s.size()};
-  EXPECT_EQ(0, capsa_renderer_send(r, &m));
+  EXPECT_EQ(0, capsa_test::SendRun(r, s));
 }
 
 void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
@@ -520,6 +513,9 @@ class HostTest : public ::testing::Test {
     }
     capsa_kind_options_t k;
     capsa_kind_options_init(&k, name, main, (void *)&kTestHandlers);
+    // The renderer runtime speaks the handlers' interfaces; a hand-made
+    // main (UnsandboxedMain) speaks none.
+    if (main == capsa_renderer_main) capsa_test::SpeakCommand(&k);
     k.heartbeat_ms = 200;
     k.heartbeat_timeout_ms = 1000;
     if (tweak) tweak(&k);
@@ -1043,6 +1039,7 @@ TEST_F(HostTest, EveryKindHasFiniteDefaultLimitsAndNoneIsExplicit) {
   zero.main = capsa_renderer_main;
   zero.arg = (void *)&kTestHandlers;
   zero.resource_dir_fd = -1;
+  capsa_test::SpeakCommand(&zero);
   int zeroed = capsa_host_define_kind(&f_.host, &zero);
   ASSERT_GE(zeroed, 0);
   int none = Kind("none", [](capsa_kind_options_t *o) {
@@ -1348,17 +1345,33 @@ class BrokerTest : public HostTest {
 const capsa_renderer_handlers_t reader = {
     "reader", FetchAll, OnTestMessage,
     (void *)"file:a.txt|file:../etc/passwd|file:/etc/passwd|file:link|"
-            "file:fifo|file:missing|font:regular|dns:localhost|gopher:x", nullptr, 0};
-const capsa_renderer_handlers_t nodir_h = {
-    "nodir", FetchAll, OnTestMessage, (void *)"file:a.txt", nullptr, 0};
-const capsa_renderer_handlers_t onefile_h = {
-    "onefile", FetchAll, OnTestMessage, (void *)"file:a.txt", nullptr, 0};
-const capsa_renderer_handlers_t dns_h = {
-    "dns", FetchAll, OnTestMessage, (void *)"dns:localhost", nullptr, 0};
+            "file:fifo|file:missing|font:regular|dns:localhost|gopher:x",
+    capsa_test::kCommand, 1};
+const capsa_renderer_handlers_t nodir_h = {"nodir",
+                                           FetchAll,
+                                           OnTestMessage,
+                                           (void *)"file:a.txt",
+                                           capsa_test::kCommand,
+                                           1};
+const capsa_renderer_handlers_t onefile_h = {"onefile",
+                                             FetchAll,
+                                             OnTestMessage,
+                                             (void *)"file:a.txt",
+                                             capsa_test::kCommand,
+                                             1};
+const capsa_renderer_handlers_t dns_h = {"dns",
+                                         FetchAll,
+                                         OnTestMessage,
+                                         (void *)"dns:localhost",
+                                         capsa_test::kCommand,
+                                         1};
 const capsa_renderer_handlers_t fonts_h = {
-    "fonts",       FetchAll,
-    OnTestMessage, (void *)"font:regular|font:mono|dns:localhost",
-    nullptr,       0};
+    "fonts",
+    FetchAll,
+    OnTestMessage,
+    (void *)"font:regular|font:mono|dns:localhost",
+    capsa_test::kCommand,
+    1};
 CAPSA_RENDERER_KIND(k_reader, "reader", capsa_renderer_main, &reader)
 CAPSA_RENDERER_KIND(k_nodir, "nodir", capsa_renderer_main, &nodir_h)
 CAPSA_RENDERER_KIND(k_honest, "honest", capsa_renderer_main, &dns_h)
