@@ -36,6 +36,7 @@
 #include "sandbox/features.h"
 #include "sandbox/rights.h"
 #include "tests/escape/escape_attacks.h"
+#include "tests/harness/command.h"
 
 namespace {
 
@@ -80,26 +81,25 @@ auto SetLimited(E *e, int fd, int) -> decltype(e->limited_fd = fd, void()) {
 template <typename E>
 void SetLimited(E *, int, long) {}
 
-// url "run", mime "HOST_PID SIBLING_PID name,name,..." and the read-only
-// region as the message's handle (inline data and a handle are exclusive in
-// LOAD_CONTENT, so the command rides in the mime string); or inline data
-// "echo TEXT".
+// A Run (tests/harness/command.fbs) with url "run", mime "HOST_PID
+// SIBLING_PID name,name,..." and the read-only region as its `region`; or
+// one with data "echo TEXT".
 int AttackerMessage(capsa_rctx_t *r, capsa_msg_t *m) {
-  if (m->type != CAPSA_MSG_LOAD_CONTENT) return -EPROTO;
-  const capsa_bytes_t &d = m->u.load_content.data;
-  std::string cmd(reinterpret_cast<const char *>(d.data), d.len);
+  const capsa_test_command_run_t *run = capsa_test::AsRun(m);
+  if (run == nullptr) return -EPROTO;
+  std::string cmd = capsa_test::String(run->data);
   if (cmd.rfind("echo ", 0) == 0) {
     capsa_rctx_log(r, CAPSA_LOG_INFO, "%s", cmd.c_str());
     return 0;
   }
-  std::string url = m->u.load_content.url ? m->u.load_content.url : "";
-  if (url != "run" || m->u.load_content.mime == nullptr) return -EPROTO;
-  cmd = m->u.load_content.mime;
+  std::string url = run->url ? run->url : "";
+  if (url != "run" || run->mime == nullptr) return -EPROTO;
+  cmd = run->mime;
   struct capsa_attack_env env;
   capsa_attack_env_init(&env);
-  if (m->handle_count == 1) {
-    env.ro_shm_fd = capsa_msg_take_handle(m, 0);
-    env.ro_shm_size = m->handles[0].size;
+  if (run->region >= 0) {
+    env.ro_shm_size = m->handles[run->region].size;
+    env.ro_shm_fd = capsa_msg_take_handle(m, (uint32_t)run->region);
     capsa_rights_t cur;
     capsa_rights_get(env.ro_shm_fd, &cur);
     capsa_rctx_log(r, CAPSA_LOG_INFO, "shm fd=%d rights %llx %llx",
@@ -135,7 +135,8 @@ int AttackerMessage(capsa_rctx_t *r, capsa_msg_t *m) {
 }
 
 const capsa_renderer_handlers_t kAttacker = {
-    "attacker", AttackerStart, AttackerMessage, nullptr, nullptr, 0};
+    "attacker", AttackerStart,        AttackerMessage,
+    nullptr,    capsa_test::kCommand, 1};
 
 // Registered by name: the attacker descends from the exec'd zygote, the
 // limited and the plain entry each under its own name.
@@ -229,6 +230,7 @@ class EscapeMatrix : public ::testing::Test {
         &k, Limited() ? "attacker" : "attacker-plain",
         Limited() ? capsa_renderer_main_limited : capsa_renderer_main,
         (void *)&kAttacker);
+    capsa_test::SpeakCommand(&k);
     k.resource_dir_fd = dirfd_;
     k.heartbeat_ms = 1000;
     k.heartbeat_timeout_ms = 60000;  // attempts run inside one message
@@ -263,11 +265,7 @@ class EscapeMatrix : public ::testing::Test {
     return true;
   }
   void Send(capsa_renderer_t *r, const std::string &text) {
-    capsa_msg_t msg;
-    capsa_msg_init(&msg, CAPSA_MSG_LOAD_CONTENT);
-    msg.u.load_content.data = {reinterpret_cast<const uint8_t *>(text.data()),
-                               text.size()};
-    ASSERT_EQ(0, capsa_renderer_send(r, &msg));
+    ASSERT_EQ(0, capsa_test::SendRun(r, text));
   }
 
   // Runs `names` inside an attacker, prints the table, asserts every row.
@@ -412,17 +410,19 @@ class EscapeMatrix : public ::testing::Test {
   }
 
   void SendRun(const std::string &cmd, int fd, size_t size) {
-    // url "run", command in the mime field (inline data and a handle are
-    // exclusive in LOAD_CONTENT).
+    // A Run: url "run", the command in the mime field, the region as its
+    // read-only `region` handle.
+    capsa_test_command_run_t run;
     capsa_msg_t msg;
-    capsa_msg_init(&msg, CAPSA_MSG_LOAD_CONTENT);
-    msg.u.load_content.url = "run";
+    capsa_test::InitRun(&msg, &run, "");
+    run.url = "run";
+    run.mime = cmd.c_str();
     capsa_rights_t rights;
     capsa_rights_init(&rights, CAPSA_CAP_READ, CAPSA_CAP_MMAP_R,
                       CAPSA_CAP_FSTAT);
-    ASSERT_EQ(0, capsa_msg_add_handle(&msg, fd, CAPSA_HANDLE_SHM, &rights, size,
-                                      false));
-    msg.u.load_content.mime = cmd.c_str();
+    run.region =
+        capsa_msg_add_handle(&msg, fd, CAPSA_HANDLE_SHM, &rights, size, false);
+    ASSERT_EQ(0, run.region);
     int err = capsa_renderer_send(m_.attacker, &msg);
     if (err < 0) close(fd);
     ASSERT_EQ(0, err) << strerror(-err);

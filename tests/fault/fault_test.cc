@@ -38,6 +38,7 @@
 #include "host/text.h"
 #include "ipc/codec.h"
 #include "renderer/runtime.h"
+#include "tests/harness/command.h"
 
 namespace {
 
@@ -93,10 +94,10 @@ int WithFds(const int *fds, int n) {
   return SendRaw(buf, (size_t)len, fds, n);
 }
 
+// The command is a Run's data (tests/harness/command.fbs).
 int FaultyMessage(capsa_rctx_t *r, capsa_msg_t *m) {
-  if (m->type != CAPSA_MSG_LOAD_CONTENT) return -EPROTO;
-  const capsa_bytes_t &d = m->u.load_content.data;
-  std::string cmd(reinterpret_cast<const char *>(d.data), d.len);
+  if (capsa_test::AsRun(m) == nullptr) return -EPROTO;
+  std::string cmd = capsa_test::RunData(m);
   uint8_t buf[1024];
   if (cmd == "crash") {
     signal(SIGSEGV, SIG_DFL);
@@ -217,8 +218,8 @@ int FaultyMessage(capsa_rctx_t *r, capsa_msg_t *m) {
   return 0;
 }
 
-const capsa_renderer_handlers_t kFaulty = {"faulty", nullptr, FaultyMessage,
-                                           nullptr,  nullptr, 0};
+const capsa_renderer_handlers_t kFaulty = {
+    "faulty", nullptr, FaultyMessage, nullptr, capsa_test::kCommand, 1};
 
 // Registered by name: the faulty renderer descends from the exec'd zygote.
 CAPSA_RENDERER_KIND(k_faulty, "faulty", capsa_renderer_main, &kFaulty)
@@ -317,11 +318,7 @@ void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
 class FaultTest : public ::testing::TestWithParam<Fault> {};
 
 void Send(capsa_renderer_t *r, const std::string &text) {
-  capsa_msg_t m;
-  capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
-  m.u.load_content.data = {reinterpret_cast<const uint8_t *>(text.data()),
-                           text.size()};
-  ASSERT_EQ(0, capsa_renderer_send(r, &m));
+  ASSERT_EQ(0, capsa_test::SendRun(r, text));
 }
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -365,6 +362,7 @@ TEST_P(FaultTest, HostSurvivesHealthyStayExact) {
   host.data = &s;
   capsa_kind_options_t k;
   capsa_kind_options_init(&k, "faulty", capsa_renderer_main, (void *)&kFaulty);
+  capsa_test::SpeakCommand(&k);
   k.heartbeat_ms = 200;
   k.heartbeat_timeout_ms = 5000;  // ASan forks and faults slowly
   k.limit_memory = 512ull << 20;  // RLIMIT_AS
@@ -512,6 +510,7 @@ class OneFaultyRenderer : public ::testing::Test {
     capsa_kind_options_t k;
     capsa_kind_options_init(&k, "faulty", capsa_renderer_main,
                             (void *)&kFaulty);
+    capsa_test::SpeakCommand(&k);
     int kind = capsa_host_define_kind(&host_, &k);
     ASSERT_GE(kind, 0);
     ASSERT_EQ(0, capsa_host_start(&host_));
