@@ -3,25 +3,29 @@
 //
 //   static void on_event(capsa_host_t *h, const capsa_host_event_t *ev) {
 //     if (ev->type == CAPSA_EV_READY) {            // sandbox verified
+//       my_thumb_decode_t q;                       // your interface's
+//       my_thumb_decode_init(&q);                  // generated struct
 //       capsa_msg_t m;
-//       capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
-//       m.u.load_content.data = (capsa_bytes_t){(const uint8_t *)"# hi", 4};
-//       capsa_renderer_send(ev->renderer, &m);
+//       capsa_msg_init_iface(&m, &my_thumb_interface, MY_THUMB_DECODE, &q);
+//       capsa_renderer_request(ev->renderer, &m, 5000, on_reply, NULL);
 //     } else if (ev->type == CAPSA_EV_MESSAGE) {   // ev->msg from renderer
 //     } else if (ev->type == CAPSA_EV_CLOSED) {    // handle gone
 //       capsa_host_close(h, NULL);
 //     }
 //   }
-//   static const capsa_renderer_handlers_t kPage = {...};  //
-//   renderer/runtime.h capsa_host_t host; capsa_host_options_t o;
+//   static const capsa_renderer_handlers_t kThumb = {...};  // runtime.h
+//   capsa_host_t host;
+//   capsa_host_options_t o;
 //   capsa_host_options_init(&o);
 //   capsa_host_init(uv_default_loop(), &host, &o, on_event);
 //   capsa_kind_options_t k;
-//   capsa_kind_options_init(&k, "page", capsa_renderer_main, (void *)&kPage);
-//   int page = capsa_host_define_kind(&host, &k);  // before start
+//   capsa_kind_options_init(&k, "thumb", capsa_renderer_main, (void *)&kThumb);
+//   k.interfaces = kThumb.interfaces;               // what it speaks
+//   k.ninterfaces = kThumb.ninterfaces;
+//   int thumb = capsa_host_define_kind(&host, &k);  // before start
 //   capsa_host_start(&host);                        // execs the zygote
 //   capsa_renderer_t *r;
-//   capsa_host_spawn(&host, page, NULL, &r);
+//   capsa_host_spawn(&host, thumb, NULL, &r);
 //   uv_run(uv_default_loop(), UV_RUN_DEFAULT);
 //
 // Renderers are forked by the zygote (host/zygote.h), a fresh exec of this

@@ -2,8 +2,8 @@
 // work on untrusted input (thumbnails, decoders, converters).
 //
 //   static int fill(capsa_msg_t *m, void *arg) {       // when a worker is free
-//     struct job *j = arg;
-//     capsa_msg_init(m, CAPSA_MSG_GZIP_JOB);
+//     struct job *j = arg;                   // j->q: the generated struct,
+//     capsa_msg_init_iface(m, &my_iface, MY_JOB, &j->q);  // sent after fill
 //     ... attach dups of j's regions (reused across jobs) ...
 //     return 0;
 //   }

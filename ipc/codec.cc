@@ -16,13 +16,6 @@ namespace fb = capsa::ipc::fb;
 namespace {
 
 static_assert(static_cast<int>(fb::Body::Hello) == CAPSA_MSG_HELLO, "order");
-static_assert(static_cast<int>(fb::Body::LoadContent) == CAPSA_MSG_LOAD_CONTENT,
-              "order");
-static_assert(static_cast<int>(fb::Body::FrameReady) == CAPSA_MSG_FRAME_READY,
-              "order");
-static_assert(static_cast<int>(fb::Body::Resize) == CAPSA_MSG_RESIZE, "order");
-static_assert(static_cast<int>(fb::Body::InputEvent) == CAPSA_MSG_INPUT_EVENT,
-              "order");
 static_assert(static_cast<int>(fb::Body::ResourceRequest) ==
                   CAPSA_MSG_RESOURCE_REQUEST,
               "order");
@@ -35,10 +28,6 @@ static_assert(static_cast<int>(fb::Body::Pong) == CAPSA_MSG_PONG, "order");
 static_assert(static_cast<int>(fb::Body::Shutdown) == CAPSA_MSG_SHUTDOWN,
               "order");
 static_assert(static_cast<int>(fb::Body::Error) == CAPSA_MSG_ERROR, "order");
-static_assert(static_cast<int>(fb::Body::GzipJob) == CAPSA_MSG_GZIP_JOB,
-              "order");
-static_assert(static_cast<int>(fb::Body::GzipResult) == CAPSA_MSG_GZIP_RESULT,
-              "order");
 static_assert(static_cast<int>(fb::Body::InterfaceMessage) ==
                   CAPSA_MSG_INTERFACE,
               "order");
@@ -82,29 +71,6 @@ flatbuffers::Offset<void> EncodeBody(Builder &b, const capsa_msg_t *m) {
                              ifaces, u.hello.interfaces_hash)
           .Union();
     }
-    case CAPSA_MSG_LOAD_CONTENT: {
-      auto url = Str(b, u.load_content.url);
-      auto mime = Str(b, u.load_content.mime);
-      auto data = Bytes(b, u.load_content.data);
-      return fb::CreateLoadContent(b, url, mime, data).Union();
-    }
-    case CAPSA_MSG_FRAME_READY: {
-      const auto &f = u.frame_ready;
-      return fb::CreateFrameReady(b, f.frame_id, f.width, f.height, f.stride,
-                                  f.format, f.offset)
-          .Union();
-    }
-    case CAPSA_MSG_RESIZE:
-      return fb::CreateResize(b, u.resize.width, u.resize.height,
-                              u.resize.scale_milli)
-          .Union();
-    case CAPSA_MSG_INPUT_EVENT: {
-      const auto &e = u.input_event;
-      auto text = Str(b, e.text);
-      return fb::CreateInputEvent(b, e.kind, e.x, e.y, e.button, e.key,
-                                  e.modifiers, text)
-          .Union();
-    }
     case CAPSA_MSG_RESOURCE_REQUEST: {
       auto url = Str(b, u.resource_request.url);
       return fb::CreateResourceRequest(b, url).Union();
@@ -135,18 +101,6 @@ flatbuffers::Offset<void> EncodeBody(Builder &b, const capsa_msg_t *m) {
     case CAPSA_MSG_ERROR: {
       auto text = Str(b, u.error.message);
       return fb::CreateError(b, u.error.code, text).Union();
-    }
-    case CAPSA_MSG_GZIP_JOB: {
-      const auto &j = u.gzip_job;
-      auto data = Bytes(b, j.data);
-      return fb::CreateGzipJob(b, j.job_id, j.op, j.level, j.in_size, data)
-          .Union();
-    }
-    case CAPSA_MSG_GZIP_RESULT: {
-      const auto &g = u.gzip_result;
-      auto data = Bytes(b, g.data);
-      return fb::CreateGzipResult(b, g.job_id, g.status, g.out_size, data)
-          .Union();
     }
     case CAPSA_MSG_OPEN_CHANNEL: {
       auto purpose = Str(b, u.open_channel.purpose);
@@ -214,43 +168,6 @@ bool DecodeBody(const fb::Envelope *env, capsa_msg_t *m, Reader &rd) {
       rd.field = "hello.interfaces";
       return rd.Str(h->interfaces(), &u.hello.interfaces);
     }
-    case CAPSA_MSG_LOAD_CONTENT: {
-      auto l = env->body_as_LoadContent();
-      rd.field = "load_content.url";
-      if (!rd.Str(l->url(), &u.load_content.url)) return false;
-      rd.field = "load_content.mime";
-      if (!rd.Str(l->mime(), &u.load_content.mime)) return false;
-      rd.Bytes(l->data(), &u.load_content.data);
-      return true;
-    }
-    case CAPSA_MSG_FRAME_READY: {
-      auto f = env->body_as_FrameReady();
-      u.frame_ready.frame_id = f->frame_id();
-      u.frame_ready.width = f->width();
-      u.frame_ready.height = f->height();
-      u.frame_ready.stride = f->stride();
-      u.frame_ready.format = f->format();
-      u.frame_ready.offset = f->offset();
-      return true;
-    }
-    case CAPSA_MSG_RESIZE: {
-      auto z = env->body_as_Resize();
-      u.resize.width = z->width();
-      u.resize.height = z->height();
-      u.resize.scale_milli = z->scale_milli();
-      return true;
-    }
-    case CAPSA_MSG_INPUT_EVENT: {
-      auto e = env->body_as_InputEvent();
-      u.input_event.kind = e->kind();
-      u.input_event.x = e->x();
-      u.input_event.y = e->y();
-      u.input_event.button = e->button();
-      u.input_event.key = e->key();
-      u.input_event.modifiers = e->modifiers();
-      rd.field = "input_event.text";
-      return rd.Str(e->text(), &u.input_event.text);
-    }
     case CAPSA_MSG_RESOURCE_REQUEST: {
       rd.field = "resource_request.url";
       return rd.Str(env->body_as_ResourceRequest()->url(),
@@ -291,23 +208,6 @@ bool DecodeBody(const fb::Envelope *env, capsa_msg_t *m, Reader &rd) {
       u.error.code = e->code();
       rd.field = "error.message";
       return rd.Str(e->message(), &u.error.message);
-    }
-    case CAPSA_MSG_GZIP_JOB: {
-      auto j = env->body_as_GzipJob();
-      u.gzip_job.job_id = j->job_id();
-      u.gzip_job.op = j->op();
-      u.gzip_job.level = j->level();
-      u.gzip_job.in_size = j->in_size();
-      rd.Bytes(j->data(), &u.gzip_job.data);
-      return true;
-    }
-    case CAPSA_MSG_GZIP_RESULT: {
-      auto g = env->body_as_GzipResult();
-      u.gzip_result.job_id = g->job_id();
-      u.gzip_result.status = g->status();
-      u.gzip_result.out_size = g->out_size();
-      rd.Bytes(g->data(), &u.gzip_result.data);
-      return true;
     }
     case CAPSA_MSG_OPEN_CHANNEL: {
       auto o = env->body_as_OpenChannel();

@@ -33,24 +33,21 @@ extern "C" {
 
 // Wire protocol version carried in every envelope; a mismatch is a bad
 // message.
-#define CAPSA_IPC_VERSION 1
+#define CAPSA_IPC_VERSION 2
 
 // Limits. A peer exceeding any of them sent a bad message.
 #define CAPSA_IPC_MAX_MESSAGE 65536        // encoded envelope, bytes
 #define CAPSA_IPC_MAX_HANDLES 8            // descriptors per message
 #define CAPSA_IPC_MAX_STRING 4096          // any string field, bytes
-#define CAPSA_IPC_MAX_DIMENSION 16384      // width / height, pixels
 #define CAPSA_IPC_MAX_REGION (1ULL << 32)  // declared shm / file size
 #define CAPSA_IPC_REASON_MAX 160           // reason buffers, bytes incl. NUL
 
-// Numbering = the flatbuffers Body union order (checked at compile time).
+// Numbering = the flatbuffers Body union values (checked at compile time).
 typedef enum capsa_msg_type {
   CAPSA_MSG_NONE = 0,
-  CAPSA_MSG_HELLO = 1,              // renderer -> host, first message
-  CAPSA_MSG_LOAD_CONTENT = 2,       // host -> renderer
-  CAPSA_MSG_FRAME_READY = 3,        // renderer -> host
-  CAPSA_MSG_RESIZE = 4,             // host -> renderer
-  CAPSA_MSG_INPUT_EVENT = 5,        // host -> renderer
+  CAPSA_MSG_HELLO = 1,  // renderer -> host, first message
+  // 2-5: retired (the demos' LOAD_CONTENT, FRAME_READY, RESIZE,
+  // INPUT_EVENT are interfaces now: renderer/page/page.fbs); never reused.
   CAPSA_MSG_RESOURCE_REQUEST = 6,   // renderer -> host, request
   CAPSA_MSG_RESOURCE_RESPONSE = 7,  // host -> renderer, response
   CAPSA_MSG_LOG = 8,                // renderer -> host
@@ -58,10 +55,9 @@ typedef enum capsa_msg_type {
   CAPSA_MSG_PONG = 10,              // either way, response
   CAPSA_MSG_SHUTDOWN = 11,          // host -> renderer
   CAPSA_MSG_ERROR = 12,             // either way; may answer a request
-  CAPSA_MSG_GZIP_JOB = 13,          // host -> renderer, request
-  CAPSA_MSG_GZIP_RESULT = 14,       // renderer -> host, response
-  CAPSA_MSG_OPEN_CHANNEL = 15,      // host -> renderer, one channel handle
-  CAPSA_MSG_INTERFACE = 16,         // either way: an embedder interface's
+  // 13-14: retired (GZIP_JOB / GZIP_RESULT: renderer/gzip/gzip.fbs).
+  CAPSA_MSG_OPEN_CHANNEL = 15,  // host -> renderer, one channel handle
+  CAPSA_MSG_INTERFACE = 16,     // either way: an embedder interface's
   CAPSA_MSG_TYPE_COUNT
 } capsa_msg_type_t;
 
@@ -123,53 +119,6 @@ typedef struct capsa_msg_hello {
   uint64_t interfaces_hash;
 } capsa_msg_hello_t;
 
-// Content to render: inline `data`, or one handle (read-only file or
-// read-only shm) of `size` bytes.
-typedef struct capsa_msg_load_content {
-  const char *url;   // may be NULL
-  const char *mime;  // may be NULL
-  capsa_bytes_t data;
-} capsa_msg_load_content_t;
-
-// Pixel formats.
-#define CAPSA_PIXEL_BGRA8888 1u
-#define CAPSA_PIXEL_RGBA8888 2u
-
-// A frame was painted into the region the host gave with RESIZE; the host
-// checks offset + stride * height against that region's size.
-typedef struct capsa_msg_frame_ready {
-  uint64_t frame_id;
-  uint32_t width, height, stride;  // stride >= width * 4
-  uint32_t format;                 // CAPSA_PIXEL_*
-  uint64_t offset;                 // into the frame region
-} capsa_msg_frame_ready_t;
-
-// New viewport; optionally one writable shm handle: the frame region.
-typedef struct capsa_msg_resize {
-  uint32_t width, height;
-  uint32_t scale_milli;  // device scale * 1000, 1..16000
-} capsa_msg_resize_t;
-
-typedef enum capsa_input_kind {
-  CAPSA_INPUT_KEY_DOWN = 1,
-  CAPSA_INPUT_KEY_UP = 2,
-  CAPSA_INPUT_MOUSE_MOVE = 3,
-  CAPSA_INPUT_MOUSE_DOWN = 4,
-  CAPSA_INPUT_MOUSE_UP = 5,
-  CAPSA_INPUT_WHEEL = 6,
-  CAPSA_INPUT_TEXT = 7,
-  CAPSA_INPUT_KIND_MAX = 7,
-} capsa_input_kind_t;
-
-typedef struct capsa_msg_input_event {
-  uint32_t kind;  // capsa_input_kind_t
-  int32_t x, y;   // pixels; wheel: deltas
-  uint32_t button;
-  uint32_t key;
-  uint32_t modifiers;
-  const char *text;  // CAPSA_INPUT_TEXT only; may be NULL
-} capsa_msg_input_event_t;
-
 // The renderer asks the broker for a resource (a request).
 typedef struct capsa_msg_resource_request {
   const char *url;  // required, non-empty
@@ -201,24 +150,6 @@ typedef struct capsa_msg_error {
   int32_t code;  // negative errno
   const char *message;
 } capsa_msg_error_t;
-
-enum { CAPSA_GZIP_COMPRESS = 1, CAPSA_GZIP_DECOMPRESS = 2 };
-// Data in and out either inline (no handles), or through two shm handles:
-// [0] input, read-only, in_size bytes; [1] output, writable.
-typedef struct capsa_msg_gzip_job {
-  uint64_t job_id;
-  uint32_t op;    // CAPSA_GZIP_*
-  int32_t level;  // 0..9, compress only
-  uint64_t in_size;
-  capsa_bytes_t data;  // inline input
-} capsa_msg_gzip_job_t;
-
-typedef struct capsa_msg_gzip_result {
-  uint64_t job_id;
-  int32_t status;  // 0 or a negative errno
-  uint64_t out_size;
-  capsa_bytes_t data;  // inline output (when the job had no handles)
-} capsa_msg_gzip_result_t;
 
 // Hands the renderer a new channel endpoint (handle 0, kind CHANNEL).
 typedef struct capsa_msg_open_channel {
@@ -254,18 +185,12 @@ typedef struct capsa_msg {
   capsa_handle_t handles[CAPSA_IPC_MAX_HANDLES];
   union {
     capsa_msg_hello_t hello;
-    capsa_msg_load_content_t load_content;
-    capsa_msg_frame_ready_t frame_ready;
-    capsa_msg_resize_t resize;
-    capsa_msg_input_event_t input_event;
     capsa_msg_resource_request_t resource_request;
     capsa_msg_resource_response_t resource_response;
     capsa_msg_log_t log;
     capsa_msg_ping_t ping;  // PING and PONG
     capsa_msg_shutdown_t shutdown;
     capsa_msg_error_t error;
-    capsa_msg_gzip_job_t gzip_job;
-    capsa_msg_gzip_result_t gzip_result;
     capsa_msg_open_channel_t open_channel;
     capsa_msg_interface_t iface;
   } u;

@@ -8,16 +8,23 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "renderer/hostile/hostile.capsa.h"
 #include "renderer/hostile/hostile.h"
 #include "renderer/kinds.h"
 
+static const capsa_interface_t *const kHostile[] = {
+    &capsa_demo_hostile_interface};
+
 static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
-  if (m->type != CAPSA_MSG_LOAD_CONTENT) return -EPROTO;
+  if (m->type != CAPSA_MSG_INTERFACE ||
+      m->u.iface.id != CAPSA_DEMO_HOSTILE_ATTACK)
+    return -EPROTO;
+  const capsa_demo_hostile_attack_t *a = m->u.iface.value;
   struct capsa_attack_env env;
   capsa_attack_env_init(&env);
-  if (m->handle_count == 1) {
-    env.ro_shm_fd = capsa_msg_take_handle(m, 0);
-    env.ro_shm_size = m->handles[0].size;
+  {  // the target region is required by hostile.fbs
+    env.ro_shm_fd = capsa_msg_take_handle(m, (uint32_t)a->target);
+    env.ro_shm_size = m->handles[a->target].size;
     char text[64] = "";
     if (env.ro_shm_fd >= 0 &&
         pread(env.ro_shm_fd, text, sizeof text - 1, 0) > 0) {
@@ -82,4 +89,7 @@ static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
 }
 
 const capsa_renderer_handlers_t capsa_hostile_renderer = {
-    .kind = "hostile", .on_message = on_message};
+    .kind = "hostile",
+    .on_message = on_message,
+    .interfaces = kHostile,
+    .ninterfaces = 1};

@@ -6,20 +6,23 @@
 //   capsa_kind_options_init(&k, "gzip", capsa_renderer_main,
 //                           (void *)&capsa_gzip_renderer);
 //
+// Each speaks its own interface (the same list in its handlers'
+// .interfaces, which a host copies into its kind options):
 // gzip     (entry: capsa_renderer_main_limited, so its handles get their
-//          declared rights) GZIP_JOB with two shm handles, [0] the input
-//          (read-only, exactly in_size bytes) and [1] the output (writable,
-//          declared with write rights only); answers GZIP_RESULT {status,
+//          declared rights) capsa.demo.gzip (renderer/gzip/gzip.fbs): a Job
+//          with a read-only input region (in_size bytes of it are input)
+//          and a write-only output region; answers Result {status,
 //          out_size}.
 // page     fetches fonts from the broker ("font:regular|bold|mono") at
-//          start; LOAD_CONTENT (inline Markdown or a read-only handle) then
-//          RESIZE {width, max height, writable frame region}; draws the page
-//          and answers FRAME_READY {width, height, stride, RGBA}.
-// hostile  LOAD_CONTENT with a read-only shm handle whose text is
-//          "host-pid=N": runs the attack list (renderer/hostile/hostile.h)
-//          from inside its sandbox, LOGs one line per attack and a summary,
-//          then sends the host garbage (which the host must answer by
-//          killing it).
+//          start; capsa.demo.page (renderer/page/page.fbs): Load (inline
+//          Markdown or a read-only file) then Resize {width, max height,
+//          writable frame region}; draws the page and sends Frame {width,
+//          height, stride, RGBA}, which the host checks against the region.
+// hostile  capsa.demo.hostile (renderer/hostile/hostile.fbs): an Attack
+//          with a read-only region whose text is "host-pid=N": runs the
+//          attack list (renderer/hostile/hostile.h) from inside its sandbox,
+//          LOGs one line per attack and a summary, then sends the host
+//          garbage (which the host must answer by killing it).
 #ifndef CAPSA_RENDERER_KINDS_H_
 #define CAPSA_RENDERER_KINDS_H_
 
@@ -32,6 +35,10 @@ extern "C" {
 extern const capsa_renderer_handlers_t capsa_gzip_renderer;
 extern const capsa_renderer_handlers_t capsa_page_renderer;
 extern const capsa_renderer_handlers_t capsa_hostile_renderer;
+
+// gzip.fbs Job.op, page.fbs Frame.format.
+enum { CAPSA_GZIP_OP_COMPRESS = 1, CAPSA_GZIP_OP_GUNZIP = 2 };
+enum { CAPSA_PAGE_FORMAT_BGRA8888 = 1, CAPSA_PAGE_FORMAT_RGBA8888 = 2 };
 
 // The hostile renderer's summary line starts with this.
 #define CAPSA_HOSTILE_SUMMARY "hostile summary:"

@@ -7,9 +7,10 @@
 
 #include "ipc/shm.h"
 #include "renderer/kinds.h"
+#include "renderer/page/page.capsa.h"
 #include "renderer/page/page.h"
 
-#define MAX_MARKDOWN (4u << 20)
+static const capsa_interface_t *const kPage[] = {&capsa_demo_page_interface};
 
 struct page_state {
   capsa_shm_region_t fonts[3];
@@ -18,9 +19,9 @@ struct page_state {
   char *md;
   size_t md_len;
   bool have_content;
-  // A RESIZE that arrived before the fonts: drawn once they are here.
+  // A Resize that arrived before the fonts: drawn once they are here.
   bool pending;
-  capsa_msg_resize_t resize;
+  uint32_t width, height;
   capsa_shm_region_t frame;
   uint64_t frame_id;
 };
@@ -56,12 +57,12 @@ static int fetch_font(capsa_rctx_t *r, const char *url, int i) {
 }
 
 static int draw(capsa_rctx_t *r) {
-  uint32_t width = g.resize.width;
+  uint32_t width = g.width;
   uint32_t h = 0;
   int err = capsa_page_measure(g.page, g.md, g.md_len, width, &h);
   if (err < 0) return err;
   uint32_t rows = (uint32_t)(g.frame.size / ((size_t)width * 4));
-  if (rows > g.resize.height) rows = g.resize.height;
+  if (rows > g.height) rows = g.height;
   if (h > rows) h = rows;
   if (h == 0) h = 1;
   void *px;
@@ -72,14 +73,17 @@ static int draw(capsa_rctx_t *r) {
   struct capsa_page_result res;
   err = capsa_page_render(g.page, g.md, g.md_len, &f, &res);
   if (err < 0) return err;
+  capsa_demo_page_frame_t fr;
+  capsa_demo_page_frame_init(&fr);
+  fr.frame_id = ++g.frame_id;
+  fr.width = width;
+  fr.height = h;
+  fr.stride = width * 4;
+  fr.format = CAPSA_PAGE_FORMAT_RGBA8888;
+  fr.offset = 0;
   capsa_msg_t m;
-  capsa_msg_init(&m, CAPSA_MSG_FRAME_READY);
-  m.u.frame_ready.frame_id = ++g.frame_id;
-  m.u.frame_ready.width = width;
-  m.u.frame_ready.height = h;
-  m.u.frame_ready.stride = width * 4;
-  m.u.frame_ready.format = CAPSA_PIXEL_RGBA8888;
-  m.u.frame_ready.offset = 0;
+  capsa_msg_init_iface(&m, &capsa_demo_page_interface, CAPSA_DEMO_PAGE_FRAME,
+                       &fr);
   capsa_shm_close(&g.frame);
   g.pending = false;
   return capsa_rctx_send(r, &m);
@@ -104,17 +108,19 @@ static int on_start(capsa_rctx_t *r) {
   return 0;
 }
 
-static int load_content(capsa_msg_t *m) {
+// page.fbs bounds both forms (inline text, a read-only file of at most
+// 4 MiB); a Load carrying both is refused.
+static int load(capsa_msg_t *m, const capsa_demo_page_load_t *l) {
+  if (l->file >= 0 && l->text.len != 0) return -EPROTO;
   free(g.md);
   g.md = NULL;
   g.md_len = 0;
-  size_t len = m->u.load_content.data.len;
-  if (m->handle_count == 1) len = (size_t)m->handles[0].size;
-  if (len > MAX_MARKDOWN) return -E2BIG;
+  size_t len = l->text.len;
+  if (l->file >= 0) len = (size_t)m->handles[l->file].size;
   g.md = malloc(len ? len : 1);
   if (!g.md) return -ENOMEM;
-  if (m->handle_count == 1) {
-    int fd = capsa_msg_take_handle(m, 0);
+  if (l->file >= 0) {
+    int fd = capsa_msg_take_handle(m, (uint32_t)l->file);
     size_t got = 0;
     while (got < len) {
       ssize_t n = pread(fd, g.md + got, len - got, (off_t)got);
@@ -124,36 +130,48 @@ static int load_content(capsa_msg_t *m) {
     close(fd);
     len = got;
   } else if (len) {
-    memcpy(g.md, m->u.load_content.data.data, len);
+    memcpy(g.md, l->text.data, len);
   }
   g.md_len = len;
   g.have_content = true;
   return 0;
 }
 
+// Resize: the frame region is required by the schema, writable and at
+// most 1 GiB; draw() never writes past it, whatever width and height say.
+static int resize(capsa_rctx_t *r, capsa_msg_t *m,
+                  const capsa_demo_page_resize_t *z) {
+  capsa_shm_close(&g.frame);
+  size_t size = (size_t)m->handles[z->frame].size;
+  int fd = capsa_msg_take_handle(m, (uint32_t)z->frame);
+  int err = capsa_shm_map_fd(fd, size, CAPSA_SHM_PEER_READWRITE, &g.frame);
+  if (err < 0) {
+    close(fd);
+    return err;
+  }
+  g.width = z->width;
+  g.height = z->height;
+  g.pending = true;
+  if (g.page && g.have_content) return draw(r);
+  return 0;
+}
+
 static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
-  switch (m->type) {
-    case CAPSA_MSG_LOAD_CONTENT:
-      return load_content(m);
-    case CAPSA_MSG_RESIZE: {
-      if (m->handle_count != 1) return -EPROTO;
-      capsa_shm_close(&g.frame);
-      int fd = capsa_msg_take_handle(m, 0);
-      int err = capsa_shm_map_fd(fd, (size_t)m->handles[0].size,
-                                 CAPSA_SHM_PEER_READWRITE, &g.frame);
-      if (err < 0) {
-        close(fd);
-        return err;
-      }
-      g.resize = m->u.resize;
-      g.pending = true;
-      if (g.page && g.have_content) return draw(r);
-      return 0;
-    }
+  if (m->type != CAPSA_MSG_INTERFACE) return -EPROTO;
+  switch (m->u.iface.id) {
+    case CAPSA_DEMO_PAGE_LOAD:
+      return load(m, m->u.iface.value);
+    case CAPSA_DEMO_PAGE_RESIZE:
+      return resize(r, m, m->u.iface.value);
+    case CAPSA_DEMO_PAGE_INPUT:
+      return 0;  // a static page: input changes nothing
     default:
       return -EPROTO;
   }
 }
 
-const capsa_renderer_handlers_t capsa_page_renderer = {
-    .kind = "page", .on_start = on_start, .on_message = on_message};
+const capsa_renderer_handlers_t capsa_page_renderer = {.kind = "page",
+                                                       .on_start = on_start,
+                                                       .on_message = on_message,
+                                                       .interfaces = kPage,
+                                                       .ninterfaces = 1};

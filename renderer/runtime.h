@@ -2,11 +2,16 @@
 // first, then the IPC loop, dispatching to the renderer's handlers.
 //
 //   static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
-//     if (m->type == CAPSA_MSG_LOAD_CONTENT) { ...; return 0; }
+//     if (m->type == CAPSA_MSG_INTERFACE && m->u.iface.id == MY_DECODE) {
+//       const my_decode_t *q = m->u.iface.value;  // verified, typed
+//       ...; return capsa_rctx_reply(r, m, &reply);
+//     }
 //     return -EPROTO;                       // unexpected: the loop fails
 //   }
+//   static const capsa_interface_t *const kMine[] = {&my_interface};
 //   static const capsa_renderer_handlers_t kEcho = {
-//       .kind = "echo", .on_message = on_message};
+//       .kind = "echo", .on_message = on_message,
+//       .interfaces = kMine, .ninterfaces = 1};
 //   // In the host's kind definition (host/capsa_host.h):
 //   //   kind.main = capsa_renderer_main; kind.arg = (void *)&kEcho;
 //

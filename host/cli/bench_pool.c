@@ -33,6 +33,7 @@
 #include "host/kind_registry.h"
 #include "ipc/handle.h"
 #include "ipc/shm.h"
+#include "renderer/gzip/gzip.capsa.h"
 #include "renderer/gzip/gzip.h"
 #include "renderer/kinds.h"
 #include "renderer/runtime.h"
@@ -241,6 +242,7 @@ struct pool_job {
   struct pool_bench *b;
   unsigned input;
   int slot;
+  capsa_demo_gzip_job_t q;  // the message's value: encoded when the pool sends
 };
 
 static void on_host_event(capsa_host_t *h, const capsa_host_event_t *ev) {
@@ -273,17 +275,19 @@ static int fill_job(capsa_msg_t *m, void *arg) {
   if (s < 0) return -EBUSY;  // cannot happen: one job per worker in flight
   struct slot *sl = &b->slots[s];
   make_input(sl->in.base, b->o->size, j->input);  // region reuse
-  capsa_msg_init(m, CAPSA_MSG_GZIP_JOB);
-  m->u.gzip_job.job_id = j->input;
-  m->u.gzip_job.op = CAPSA_GZIP_COMPRESS;
-  m->u.gzip_job.level = b->o->level;
-  m->u.gzip_job.in_size = b->o->size;
+  capsa_demo_gzip_job_init(&j->q);
+  j->q.job_id = j->input;
+  j->q.op = CAPSA_GZIP_OP_COMPRESS;
+  j->q.level = b->o->level;
+  j->q.in_size = b->o->size;
+  capsa_msg_init_iface(m, &capsa_demo_gzip_interface, CAPSA_DEMO_GZIP_JOB,
+                       &j->q);
   capsa_rights_t ro, wo;
   capsa_handle_max_rights(CAPSA_HANDLE_SHM, false, &ro);
   capsa_rights_init(&wo, CAPSA_CAP_WRITE, CAPSA_CAP_SEEK, CAPSA_CAP_FSTAT);
   int in = fcntl(sl->in.fd, F_DUPFD_CLOEXEC, 0);
   if (in < 0) return -errno;
-  int err =
+  int err = j->q.input =
       capsa_msg_add_handle(m, in, CAPSA_HANDLE_SHM, &ro, sl->in.size, false);
   if (err < 0) {
     close(in);
@@ -291,7 +295,8 @@ static int fill_job(capsa_msg_t *m, void *arg) {
   }
   int out = fcntl(sl->out.fd, F_DUPFD_CLOEXEC, 0);
   if (out < 0) return -errno;
-  err = capsa_msg_add_handle(m, out, CAPSA_HANDLE_SHM, &wo, sl->out.size, true);
+  err = j->q.output =
+      capsa_msg_add_handle(m, out, CAPSA_HANDLE_SHM, &wo, sl->out.size, true);
   if (err < 0) {
     close(out);
     return err;
@@ -313,9 +318,13 @@ static void job_done(capsa_pool_t *p, capsa_renderer_t *r, int status,
   struct pool_job *j = arg;
   struct pool_bench *b = j->b;
   if (j->slot >= 0) b->slots[j->slot].busy = false;
-  if (status == 0 && reply && reply->u.gzip_result.status == 0 &&
-      reply->u.gzip_result.out_size <= b->slots[0].out.size)
-    b->out_bytes += reply->u.gzip_result.out_size;
+  const capsa_demo_gzip_result_t *res =
+      status == 0 && reply && reply->type == CAPSA_MSG_INTERFACE &&
+              reply->u.iface.id == CAPSA_DEMO_GZIP_RESULT
+          ? reply->u.iface.value
+          : NULL;
+  if (res && res->status == 0 && res->out_size <= b->slots[0].out.size)
+    b->out_bytes += res->out_size;
   else if (!b->error)
     b->error = status < 0 ? status : -EPROTO;
   free(j);
@@ -333,7 +342,9 @@ static void submit_next(struct pool_bench *b) {
       b->error = -ENOMEM;
       return;
     }
-    *j = (struct pool_job){b, b->next_input, -1};
+    j->b = b;  // calloc: j->q is set by fill_job
+    j->input = b->next_input;
+    j->slot = -1;
     int err = capsa_pool_submit(&b->pool, 60000, fill_job, job_done, j);
     if (err < 0) {
       free(j);
@@ -379,6 +390,8 @@ static void run_pool(const struct bench_opts *o, struct row *r) {
   else
     capsa_kind_options_init(&k, "gzip-pool", capsa_renderer_main,
                             (void *)&capsa_gzip_renderer);
+  k.interfaces = capsa_gzip_renderer.interfaces;  // as its handlers say
+  k.ninterfaces = capsa_gzip_renderer.ninterfaces;
   k.max_restarts = 2;
   if (!err) err = capsa_host_init(&b->loop, &b->host, NULL, on_host_event);
   bool host_inited = err == 0;

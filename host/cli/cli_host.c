@@ -15,8 +15,11 @@
 #include "host/png_writer.h"
 #include "ipc/handle.h"
 #include "ipc/shm.h"
+#include "renderer/gzip/gzip.capsa.h"
 #include "renderer/gzip/gzip.h"
+#include "renderer/hostile/hostile.capsa.h"
 #include "renderer/kinds.h"
+#include "renderer/page/page.capsa.h"
 #include "sandbox/memfd.h"
 
 #define FONT_DIR "/usr/share/fonts/truetype/dejavu/"
@@ -105,6 +108,14 @@ CAPSA_RENDERER_KIND(gzip, "gzip", capsa_renderer_main_limited,
 CAPSA_RENDERER_KIND(hostile, "hostile", capsa_renderer_main,
                     &capsa_hostile_renderer)
 
+// A kind speaks what its renderer's handlers say it speaks (the host
+// refuses a renderer whose HELLO names other interfaces).
+static void speak_as(capsa_kind_options_t *k,
+                     const capsa_renderer_handlers_t *hd) {
+  k->interfaces = hd->interfaces;
+  k->ninterfaces = hd->ninterfaces;
+}
+
 int capsa_cli_host_open(struct capsa_cli_host *h) {
   memset(h, 0, sizeof *h);
   int err = uv_loop_init(&h->loop);
@@ -125,16 +136,19 @@ int capsa_cli_host_open(struct capsa_cli_host *h) {
   capsa_kind_options_t k;
   capsa_kind_options_init(&k, "page", capsa_renderer_main,
                           (void *)&capsa_page_renderer);
+  speak_as(&k, &capsa_page_renderer);
   k.allow_fonts = true;
   k.limit_memory = 1ull << 30;
   k.heartbeat_timeout_ms = 30000;
   h->kind_page = capsa_host_define_kind(&h->host, &k);
   capsa_kind_options_init(&k, "gzip", capsa_renderer_main_limited,
                           (void *)&capsa_gzip_renderer);
+  speak_as(&k, &capsa_gzip_renderer);
   k.heartbeat_ms = 0;  // one long job: no pings to answer meanwhile
   h->kind_gzip = capsa_host_define_kind(&h->host, &k);
   capsa_kind_options_init(&k, "hostile", capsa_renderer_main,
                           (void *)&capsa_hostile_renderer);
+  speak_as(&k, &capsa_hostile_renderer);
   k.heartbeat_ms = 0;  // attacks take a while; the host kills it anyway
   h->kind_hostile = capsa_host_define_kind(&h->host, &k);
   err = capsa_host_start(&h->host);
@@ -266,12 +280,15 @@ static void gzip_reply(capsa_renderer_t *r, int status, capsa_msg_t *reply,
     finish(job, status < 0 ? status : -EPROTO, "no answer");
     return;
   }
-  if (reply->type != CAPSA_MSG_GZIP_RESULT) {
+  // The channel paired it with our Job and verified it against gzip.fbs;
+  // an ERROR answer is the other possibility.
+  if (reply->type != CAPSA_MSG_INTERFACE ||
+      reply->u.iface.id != CAPSA_DEMO_GZIP_RESULT) {
     finish(job, -EPROTO, "unexpected answer");
     return;
   }
   struct gzip_ctx *g = job->ctx;
-  const capsa_msg_gzip_result_t *res = &reply->u.gzip_result;
+  const capsa_demo_gzip_result_t *res = reply->u.iface.value;
   if (res->status < 0) {
     char what[160];
     snprintf(what, sizeof what, "%s", capsa_gzip_strerror(res->status));
@@ -280,6 +297,8 @@ static void gzip_reply(capsa_renderer_t *r, int status, capsa_msg_t *reply,
   }
   // Never trust the renderer's size beyond the region it could write.
   if (res->out_size > g->out_cap) {
+    capsa_renderer_report_bad_message(
+        r, "gzip: Result.out_size beyond the output region");
     finish(job, -EBADMSG, "renderer claims more output than its region");
     return;
   }
@@ -289,12 +308,15 @@ static void gzip_reply(capsa_renderer_t *r, int status, capsa_msg_t *reply,
 
 static void gzip_ready(struct capsa_cli_job *job) {
   struct gzip_ctx *g = job->ctx;
+  // Encoded when sent (capsa_renderer_request), so a local value will do.
+  capsa_demo_gzip_job_t q;
+  capsa_demo_gzip_job_init(&q);
+  q.job_id = 1;
+  q.op = g->op;
+  q.level = g->level;
+  q.in_size = g->in_len;
   capsa_msg_t m;
-  capsa_msg_init(&m, CAPSA_MSG_GZIP_JOB);
-  m.u.gzip_job.job_id = 1;
-  m.u.gzip_job.op = g->op;
-  m.u.gzip_job.level = g->level;
-  m.u.gzip_job.in_size = g->in_len;
+  capsa_msg_init_iface(&m, &capsa_demo_gzip_interface, CAPSA_DEMO_GZIP_JOB, &q);
   capsa_rights_t ro, wo;
   capsa_handle_max_rights(CAPSA_HANDLE_SHM, false, &ro);
   // Output: write-only (no read, no mmap), as in the Capsicum paper.
@@ -303,10 +325,10 @@ static void gzip_ready(struct capsa_cli_job *job) {
   int out = fcntl(g->out_fd, F_DUPFD_CLOEXEC, 0);
   int err = (in < 0 || out < 0) ? -EMFILE : 0;
   if (!err)
-    err = capsa_msg_add_handle(&m, in, CAPSA_HANDLE_SHM, &ro,
-                               g->in_len ? g->in_len : 1, false);
+    err = q.input = capsa_msg_add_handle(&m, in, CAPSA_HANDLE_SHM, &ro,
+                                         g->in_len ? g->in_len : 1, false);
   if (err >= 0)
-    err =
+    err = q.output =
         capsa_msg_add_handle(&m, out, CAPSA_HANDLE_SHM, &wo, g->out_cap, true);
   if (err >= 0)
     err = capsa_renderer_request(job->r, &m, 120000, gzip_reply, job);
@@ -325,7 +347,7 @@ int capsa_cli_gzip(struct capsa_cli_host *h, uint32_t op, int level,
   *out = NULL;
   *out_len = 0;
   struct gzip_ctx g = {op, level, -1, -1, in_len, 0};
-  if (op == CAPSA_GZIP_COMPRESS)
+  if (op == CAPSA_GZIP_OP_COMPRESS)
     g.out_cap = in_len + in_len / 8 + 65536;
   else
     g.out_cap = in_len * 64 > (64u << 20) ? in_len * 64 : (64u << 20);
@@ -341,8 +363,7 @@ int capsa_cli_gzip(struct capsa_cli_host *h, uint32_t op, int level,
   }
   job->ctx = &g;
   job->on_ready = gzip_ready;
-  err = capsa_cli_run_job(
-      h, op == CAPSA_GZIP_COMPRESS ? h->kind_gzip : h->kind_gzip, job, 180000);
+  err = capsa_cli_run_job(h, h->kind_gzip, job, 180000);
   if (err == 0) {
     *out = malloc(job->out_size ? job->out_size : 1);
     size_t got = 0;
@@ -377,15 +398,19 @@ struct render_ctx {
 
 static void render_ready(struct capsa_cli_job *job) {
   struct render_ctx *c = job->ctx;
+  // Both events are encoded when sent: local values will do.
+  capsa_demo_page_load_t load;
+  capsa_demo_page_load_init(&load);
+  load.mime = "text/markdown";
   capsa_msg_t m;
-  capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
-  m.u.load_content.mime = "text/markdown";
+  capsa_msg_init_iface(&m, &capsa_demo_page_interface, CAPSA_DEMO_PAGE_LOAD,
+                       &load);
   capsa_rights_t ro;
   capsa_handle_max_rights(CAPSA_HANDLE_FILE, false, &ro);
   int fd = fcntl(c->md_fd, F_DUPFD_CLOEXEC, 0);
   int err = fd < 0 ? -errno : 0;
   if (!err)
-    err =
+    err = load.file =
         capsa_msg_add_handle(&m, fd, CAPSA_HANDLE_FILE, &ro, c->md_size, false);
   if (err >= 0) err = capsa_renderer_send(job->r, &m);
   if (err < 0) {
@@ -393,17 +418,19 @@ static void render_ready(struct capsa_cli_job *job) {
     finish(job, err, "cannot send the page");
     return;
   }
-  capsa_msg_init(&m, CAPSA_MSG_RESIZE);
-  m.u.resize.width = c->width;
-  m.u.resize.height = FRAME_MAX_ROWS;
-  m.u.resize.scale_milli = 1000;
+  capsa_demo_page_resize_t rz;
+  capsa_demo_page_resize_init(&rz);
+  rz.width = c->width;
+  rz.height = FRAME_MAX_ROWS;
+  capsa_msg_init_iface(&m, &capsa_demo_page_interface, CAPSA_DEMO_PAGE_RESIZE,
+                       &rz);
   capsa_rights_t rw;
   capsa_handle_max_rights(CAPSA_HANDLE_SHM, true, &rw);
   fd = fcntl(c->frame.fd, F_DUPFD_CLOEXEC, 0);
   err = fd < 0 ? -errno : 0;
   if (!err)
-    err = capsa_msg_add_handle(&m, fd, CAPSA_HANDLE_SHM, &rw, c->frame.size,
-                               true);
+    err = rz.frame = capsa_msg_add_handle(&m, fd, CAPSA_HANDLE_SHM, &rw,
+                                          c->frame.size, true);
   if (err >= 0) err = capsa_renderer_send(job->r, &m);
   if (err < 0) {
     if (fd >= 0) close(fd);
@@ -413,12 +440,22 @@ static void render_ready(struct capsa_cli_job *job) {
 
 static void render_message(struct capsa_cli_job *job, capsa_msg_t *m) {
   struct render_ctx *c = job->ctx;
-  if (m->type != CAPSA_MSG_FRAME_READY) return;
-  const capsa_msg_frame_ready_t *f = &m->u.frame_ready;
+  if (m->type != CAPSA_MSG_INTERFACE || m->u.iface.id != CAPSA_DEMO_PAGE_FRAME)
+    return;
+  // page.fbs bounds each field; what needs the region we gave is ours. A
+  // renderer that lies about its frame is a bad message, ended as one.
+  const capsa_demo_page_frame_t *f = m->u.iface.value;
   job->frame_w = (int)f->width;
   job->frame_h = (int)f->height;
   job->frame_stride = (int)f->stride;
-  if (f->width != c->width || f->format != CAPSA_PIXEL_RGBA8888 ||
+  if ((uint64_t)f->stride < (uint64_t)f->width * 4 ||
+      f->offset + (uint64_t)f->stride * f->height > c->frame.size) {
+    capsa_renderer_report_bad_message(
+        job->r, "page: Frame geometry outside the frame region");
+    finish(job, -EBADMSG, "frame does not match the request");
+    return;
+  }
+  if (f->width != c->width || f->format != CAPSA_PAGE_FORMAT_RGBA8888 ||
       f->offset != 0) {
     finish(job, -EBADMSG, "frame does not match the request");
     return;
@@ -465,11 +502,14 @@ static void hostile_ready(struct capsa_cli_job *job) {
     finish(job, fd, "cannot make the shm region");
     return;
   }
+  capsa_demo_hostile_attack_t a;
+  capsa_demo_hostile_attack_init(&a);
   capsa_msg_t m;
-  capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
+  capsa_msg_init_iface(&m, &capsa_demo_hostile_interface,
+                       CAPSA_DEMO_HOSTILE_ATTACK, &a);
   capsa_rights_t ro;
   capsa_handle_max_rights(CAPSA_HANDLE_SHM, false, &ro);
-  int err =
+  int err = a.target =
       capsa_msg_add_handle(&m, fd, CAPSA_HANDLE_SHM, &ro, (uint64_t)n, false);
   if (err >= 0) err = capsa_renderer_send(job->r, &m);
   if (err < 0) {

@@ -5,7 +5,7 @@
 //   struct capsa_cli_host h;
 //   if (capsa_cli_host_open(&h) < 0) ...;
 //   struct capsa_cli_job job;
-//   int err = capsa_cli_gzip(&h, CAPSA_GZIP_COMPRESS, 6, data, len, &out,
+//   int err = capsa_cli_gzip(&h, CAPSA_GZIP_OP_COMPRESS, 6, data, len, &out,
 //                            &out_len, &job);   // out: malloc'd, caller frees
 //   capsa_cli_host_close(&h);
 #ifndef CAPSA_HOST_CLI_CLI_HOST_H_

@@ -86,11 +86,11 @@ static void on_event(capsa_host_t *h, const capsa_host_event_t *ev) {
         raise(SIGSEGV);
       if (inject && strcmp(inject, "hang") == 0 && w->index > 3)
         for (;;) pause();
-      char text[64];
-      int n = snprintf(text, sizeof text, "seed %" PRIu64, rs);
+      capsa_fuzz_seed_t sd;
+      capsa_fuzz_seed_init(&sd);
+      sd.seed = rs;
       capsa_msg_t m;
-      capsa_msg_init(&m, CAPSA_MSG_LOAD_CONTENT);
-      m.u.load_content.data = (capsa_bytes_t){(const uint8_t *)text, (size_t)n};
+      capsa_msg_init_iface(&m, &capsa_fuzz_interface, CAPSA_FUZZ_SEED, &sd);
       capsa_renderer_send(ev->renderer, &m);
       break;
     }
@@ -152,6 +152,8 @@ static int run_worker(uint64_t seed, unsigned seconds, int nreplay,
   w.host.data = &w;
   capsa_kind_options_t k;
   capsa_kind_options_init(&k, "fuzz", capsa_fuzz_renderer_main, NULL);
+  k.interfaces = capsa_fuzz_interfaces;  // the renderer's HELLO names them
+  k.ninterfaces = 1;
   k.heartbeat_ms = 0;  // it never answers PING: the host kills it on bad input
   w.kind = capsa_host_define_kind(&w.host, &k);
   if (w.kind < 0 || capsa_host_start(&w.host) < 0) return 1;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdalign.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,9 @@
 
 #include "ipc/codec.h"
 #include "ipc/scm.h"
+
+const capsa_interface_t *const capsa_fuzz_interfaces[1] = {
+    &capsa_fuzz_interface};
 
 uint64_t capsa_fuzz_next(uint64_t *s) {
   uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
@@ -69,11 +73,12 @@ int capsa_fuzz_build(uint64_t seed, unsigned round, uint8_t *buf, size_t cap,
   uint8_t bytes[256];
   for (size_t i = 0; i < sizeof bytes; i++) bytes[i] = (uint8_t)pick(&s, 256);
   static const capsa_msg_type_t kTypes[] = {
-      CAPSA_MSG_LOG,         CAPSA_MSG_RESOURCE_REQUEST,
-      CAPSA_MSG_FRAME_READY, CAPSA_MSG_PONG,
-      CAPSA_MSG_PING,        CAPSA_MSG_ERROR,
-      CAPSA_MSG_GZIP_RESULT, CAPSA_MSG_HELLO,
-      CAPSA_MSG_LOAD_CONTENT};
+      CAPSA_MSG_LOG,       CAPSA_MSG_RESOURCE_REQUEST,
+      CAPSA_MSG_INTERFACE, CAPSA_MSG_PONG,
+      CAPSA_MSG_PING,      CAPSA_MSG_ERROR,
+      CAPSA_MSG_HELLO,     CAPSA_MSG_INTERFACE,
+      CAPSA_MSG_SHUTDOWN};
+  alignas(8) static uint8_t payload[2048];
   capsa_msg_t m;
   // Two records in three are clean (a LOG, or a broker request with a fresh
   // id), so that a renderer lives long enough for the damaged ones to reach
@@ -100,14 +105,28 @@ int capsa_fuzz_build(uint64_t seed, unsigned round, uint8_t *buf, size_t cap,
                     m.u.resource_request.url[0] == 0))
         m.u.resource_request.url = "file:a.txt";
       break;
-    case CAPSA_MSG_FRAME_READY:
-      m.u.frame_ready.frame_id = capsa_fuzz_next(&s);
-      m.u.frame_ready.width = edgy_u32(&s);
-      m.u.frame_ready.height = edgy_u32(&s);
-      m.u.frame_ready.stride = edgy_u32(&s);
-      m.u.frame_ready.format = pick(&s, 4);
-      m.u.frame_ready.offset = capsa_fuzz_next(&s) >> pick(&s, 64);
+    case CAPSA_MSG_INTERFACE: {
+      // A Noise through the generated encoder (so the host's schema checks
+      // see valid flatbuffers with edgy fields), or raw bytes; under its
+      // interface or another index, as Noise or another message id.
+      capsa_fuzz_noise_t nz;
+      capsa_fuzz_noise_init(&nz);
+      nz.level = (uint8_t)pick(&s, 6);
+      nz.note = edgy_str(&s, text, sizeof text);
+      nz.data = (capsa_bytes_t){bytes, pick(&s, sizeof bytes)};
+      int n = -1;
+      if (pick(&s, 4) != 0)
+        n = capsa_fuzz_noise_encode(&nz, NULL, 0, payload, sizeof payload, NULL,
+                                    0);
+      if (n < 0) {
+        n = (int)pick(&s, sizeof bytes);
+        memcpy(payload, bytes, (size_t)n);
+      }
+      m.u.iface.index = pick(&s, 8) == 0 ? 1 + pick(&s, 3) : 0;
+      m.u.iface.id = pick(&s, 4) == 0 ? pick(&s, 4) : CAPSA_FUZZ_NOISE;
+      m.u.iface.payload = (capsa_bytes_t){payload, (size_t)n};
       break;
+    }
     case CAPSA_MSG_PONG:
     case CAPSA_MSG_PING:
       m.flags =
@@ -120,20 +139,12 @@ int capsa_fuzz_build(uint64_t seed, unsigned round, uint8_t *buf, size_t cap,
       m.u.error.code = (int32_t)edgy_u32(&s);
       m.u.error.message = edgy_str(&s, text, sizeof text);
       break;
-    case CAPSA_MSG_GZIP_RESULT:
-      m.flags = CAPSA_MSG_F_RESPONSE;
-      m.request_id = pick(&s, 4);
-      m.u.gzip_result.job_id = capsa_fuzz_next(&s);
-      m.u.gzip_result.status = (int32_t)edgy_u32(&s);
-      m.u.gzip_result.out_size = capsa_fuzz_next(&s);
-      break;
     case CAPSA_MSG_HELLO:
       m.u.hello.protocol_version = pick(&s, 3);
       m.u.hello.pid = (int32_t)edgy_u32(&s);
       m.u.hello.renderer_kind = edgy_str(&s, text, sizeof text);
       break;
     default:
-      m.u.load_content.data = (capsa_bytes_t){bytes, pick(&s, sizeof bytes)};
       break;
   }
   // Structural damage to a valid envelope.
@@ -185,17 +196,14 @@ static int drain(int ch, uint8_t *buf, size_t cap, int timeout_ms,
     ssize_t n = recv(ch, buf, cap, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
     if (n <= 0) return n == 0 ? -EPIPE : got;
     capsa_msg_t m;
+    capsa_fuzz_seed_t sd;
     if (capsa_msg_decode(buf, (size_t)n, &m, NULL, 0) == 0 &&
-        m.type == CAPSA_MSG_LOAD_CONTENT && seed != NULL) {
-      char txt[64] = {0};
-      size_t l =
-          m.u.load_content.data.len < 63 ? m.u.load_content.data.len : 63;
-      memcpy(txt, m.u.load_content.data.data, l);
-      unsigned long long v;
-      if (sscanf(txt, "seed %llu", &v) == 1) {
-        *seed = v;
-        return 1;
-      }
+        m.type == CAPSA_MSG_INTERFACE && m.u.iface.index == 0 &&
+        m.u.iface.id == CAPSA_FUZZ_SEED && seed != NULL &&
+        capsa_fuzz_seed_decode(m.u.iface.payload.data, m.u.iface.payload.len,
+                               NULL, 0, &sd, NULL, 0) == 0) {
+      *seed = sd.seed;
+      return 1;
     }
     timeout_ms = 0;
   }
@@ -212,6 +220,13 @@ int capsa_fuzz_renderer_main(int ch, const capsa_sandbox_report_t *sandbox,
   hello.u.hello.protocol_version = CAPSA_IPC_VERSION;
   hello.u.hello.pid = getpid();
   hello.u.hello.renderer_kind = "fuzz";
+  // The host refuses a HELLO whose interfaces are not its kind's.
+  char names[64];
+  if (capsa_iface_list_names(capsa_fuzz_interfaces, 1, names, sizeof names) < 0)
+    return 4;
+  hello.u.hello.interfaces = names;
+  hello.u.hello.interfaces_hash =
+      capsa_iface_list_hash(capsa_fuzz_interfaces, 1);
   if (sandbox) hello.u.hello.sandbox = *sandbox;
   hello.u.hello.sandbox.detail = NULL;
   int len = capsa_msg_encode(&hello, buf, sizeof buf);

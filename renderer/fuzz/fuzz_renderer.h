@@ -4,13 +4,17 @@
 //
 //   capsa_kind_options_t k;                           // host/capsa_host.h
 //   capsa_kind_options_init(&k, "fuzz", capsa_fuzz_renderer_main, NULL);
+//   k.interfaces = capsa_fuzz_interfaces;
+//   k.ninterfaces = 1;
 //   k.heartbeat_ms = 0;
-//   ... on READY: LOAD_CONTENT with inline text "seed N" ...
+//   ... on READY: a capsa.fuzz Seed (renderer/fuzz/fuzz.fbs) ...
 //
-// After HELLO it waits for that LOAD_CONTENT, then sends `rounds` records,
-// each built from the schema through the codec (LOG, RESOURCE_REQUEST,
-// FRAME_READY, PONG, ERROR, GZIP_RESULT, a second HELLO) with random field
-// values, then maybe broken: a wrong sequence number or flags, descriptors
+// After HELLO it waits for that Seed, then sends `rounds` records, each
+// built through the codec (LOG, RESOURCE_REQUEST, PONG, ERROR, a second
+// HELLO, and its interface's Noise, encoded by the generated encoder or as
+// raw bytes, under a right or wrong interface index and message id) with
+// random field values, then maybe broken: a wrong sequence number or flags,
+// descriptors
 // of the wrong kind or too many, the bytes truncated, extended or bit-
 // flipped. The same seed gives the same records (capsa fuzz --replay). It
 // exits when the host hangs up (a bad message gets it killed) or after the
@@ -22,10 +26,14 @@
 #include <stdint.h>
 
 #include "ipc/message.h"
+#include "renderer/fuzz/fuzz.capsa.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+// The interfaces the fuzzing renderer speaks (its kind's list too).
+extern const capsa_interface_t *const capsa_fuzz_interfaces[1];
 
 // Records a renderer sends for one seed.
 #define CAPSA_FUZZ_ROUNDS 48

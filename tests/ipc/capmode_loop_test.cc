@@ -39,13 +39,14 @@ int ReadOnlyFile() {
 }
 
 void SendRaw(int sock, const capsa_msg_t &m, const int *fds, size_t n) {
-  auto b = Encode(m);
+  auto b =
+      m.type == CAPSA_MSG_INTERFACE ? ipc_test::EncodeCarried(m) : Encode(m);
   ASSERT_EQ((ssize_t)b.size(),
             ipc_test::RawSend(sock, b.data(), b.size(), fds, n));
 }
 
 struct Seen {
-  int resize_fd = -1;
+  int frame_fd = -1;
   int file_fd = -1;
   int channel_fd = -1;
   int pings = 0;
@@ -54,12 +55,16 @@ Seen g_seen;
 
 int OnMessage(capsa_rloop_t *l, capsa_msg_t *m) {
   switch (m->type) {
-    case CAPSA_MSG_RESIZE:
-      g_seen.resize_fd = capsa_msg_take_handle(m, 0);
+    case CAPSA_MSG_INTERFACE: {
+      // A carrier Deliver, verified and decoded inside capability mode.
+      auto *d =
+          static_cast<const capsa_test_carrier_deliver_t *>(m->u.iface.value);
+      if (d->frame >= 0)
+        g_seen.frame_fd = capsa_msg_take_handle(m, (uint32_t)d->frame);
+      if (d->file >= 0)
+        g_seen.file_fd = capsa_msg_take_handle(m, (uint32_t)d->file);
       return 0;
-    case CAPSA_MSG_LOAD_CONTENT:
-      g_seen.file_fd = capsa_msg_take_handle(m, 0);
-      return 0;
+    }
     case CAPSA_MSG_PING: {
       g_seen.pings++;
       capsa_msg_t pong;
@@ -83,19 +88,18 @@ int OnMessage(capsa_rloop_t *l, capsa_msg_t *m) {
 // ... and a channel endpoint.
 void QueueHostMessages(int host, int region, int file) {
   uint64_t seq = 1;
-  capsa_msg_t rz = Sample(CAPSA_MSG_RESIZE);
-  rz.u.resize.width = 32;
-  rz.u.resize.height = 32;
+  capsa_test_carrier_deliver_t fv;
+  capsa_msg_t rz = ipc_test::Carry(&fv);
   capsa_rights_t rw = ipc_test::WriteRights();
-  capsa_msg_add_handle(&rz, region, CAPSA_HANDLE_SHM, &rw, 4096, true);
+  ipc_test::CarryHandle(&rz, &fv, region, CAPSA_HANDLE_SHM, &rw, 4096, true);
   rz.seq = seq++;
   SendRaw(host, rz, &region, 1);
-  capsa_msg_t lc = Sample(CAPSA_MSG_LOAD_CONTENT);
-  lc.u.load_content.data = {nullptr, 0};
+  capsa_test_carrier_deliver_t lv;
+  capsa_msg_t lc = ipc_test::Carry(&lv);
   capsa_rights_t rr;
   rr.cr_rights[0] = CAPSA_CAP_READ | CAPSA_CAP_FSTAT;  // no SEEK, no MMAP
   rr.cr_rights[1] = 1ULL << 58;
-  capsa_msg_add_handle(&lc, file, CAPSA_HANDLE_FILE, &rr, 100, false);
+  ipc_test::CarryHandle(&lc, &lv, file, CAPSA_HANDLE_FILE, &rr, 100, false);
   lc.seq = seq++;
   SendRaw(host, lc, &file, 1);
   capsa_msg_t resp = Sample(CAPSA_MSG_RESOURCE_RESPONSE);
@@ -141,12 +145,14 @@ void RunRenderer(bool apply_rights) {
   o.peer = CAPSA_PEER_HOST;
   o.apply_rights = apply_rights ? 1 : 0;
   o.send_timeout_ms = 1000;
+  o.interfaces = ipc_test::kCarrier;
+  o.ninterfaces = 1;
   capsa_rloop_t l;
   ASSERT_EQ(0, capsa_rloop_init(&l, sp[0], OnMessage, &o));
   capsa_msg_t req, reply;
   capsa_msg_init(&req, CAPSA_MSG_RESOURCE_REQUEST);
   req.u.resource_request.url = "capsa://font";
-  // The queued resize and load_content are dispatched while waiting.
+  // The queued deliveries of a frame and a file are dispatched meanwhile.
   ASSERT_EQ(0, capsa_rloop_call(&l, &req, 2000, &reply)) << l.reason;
   EXPECT_EQ(CAPSA_MSG_RESOURCE_RESPONSE, reply.type);
   EXPECT_EQ(1, capsa_rloop_run(&l)) << l.reason;
@@ -154,9 +160,9 @@ void RunRenderer(bool apply_rights) {
   EXPECT_GE(g_seen.channel_fd, 0);
 
   // The region maps writable; the file reads.
-  ASSERT_GE(g_seen.resize_fd, 0);
+  ASSERT_GE(g_seen.frame_fd, 0);
   void *p = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
-                 g_seen.resize_fd, 0);
+                 g_seen.frame_fd, 0);
   ASSERT_NE(MAP_FAILED, p);
   static_cast<char *>(p)[0] = 1;
   munmap(p, 4096);

@@ -27,6 +27,14 @@ using ipc_test::Sample;
 
 namespace {
 
+// A renderer loop that also speaks the tests' carrier of handles.
+const capsa_rloop_options_t kCarrierLoop = [] {
+  capsa_rloop_options_t o = {};
+  o.interfaces = ipc_test::kCarrier;
+  o.ninterfaces = 1;
+  return o;
+}();
+
 // A host channel on its own loop with the far end kept raw.
 class HostChannel : public ::testing::Test {
  public:
@@ -40,8 +48,13 @@ class HostChannel : public ::testing::Test {
     if (sp_[1] >= 0) close(sp_[1]);
     uv_loop_close(&loop_);
   }
+  // By default the channel also speaks the tests' carrier of handles.
   void Open(const capsa_channel_options_t *o = nullptr) {
-    ASSERT_EQ(0, capsa_channel_init(&loop_, &ch_, sp_[0], o));
+    capsa_channel_options_t carrier = {};
+    carrier.peer = CAPSA_PEER_RENDERER;
+    carrier.interfaces = ipc_test::kCarrier;
+    carrier.ninterfaces = 1;
+    ASSERT_EQ(0, capsa_channel_init(&loop_, &ch_, sp_[0], o ? o : &carrier));
     ch_.data = this;
     ch_open_ = true;
     ASSERT_EQ(0, capsa_channel_start(
@@ -240,11 +253,13 @@ TEST_F(HostChannel, PeerThatNeverReadsCannotPinOurDescriptors) {
   ASSERT_GE(region, 0);
   int err = 0, sent = 0;
   for (int i = 0; i < 100000 && err == 0; i++) {
-    capsa_msg_t m = Sample(CAPSA_MSG_RESIZE);
+    capsa_test_carrier_deliver_t v;
+    capsa_msg_t m = ipc_test::Carry(&v);
     capsa_rights_t rw = ipc_test::WriteRights();
     int fd = dup(region);
     ASSERT_GE(fd, 0);
-    capsa_msg_add_handle(&m, fd, CAPSA_HANDLE_SHM, &rw, 800 * 600 * 4, true);
+    ipc_test::CarryHandle(&m, &v, fd, CAPSA_HANDLE_SHM, &rw, 800 * 600 * 4,
+                          true);
     err = capsa_channel_send(&ch_, &m);
     if (err == 0) {
       sent++;
@@ -433,36 +448,39 @@ TEST_F(HostChannel, SendRefusesAHandleWiderThanItsDeclaration) {
   unlink(path);
   capsa_rights_t rr = ipc_test::ReadRights();
   // An O_RDWR file declared as a read-only file.
-  capsa_msg_t m = Sample(CAPSA_MSG_LOAD_CONTENT);
-  m.u.load_content.data = {nullptr, 0};
-  ASSERT_EQ(0, capsa_msg_add_handle(&m, rw, CAPSA_HANDLE_FILE, &rr, 5, false));
+  capsa_test_carrier_deliver_t v;
+  capsa_msg_t m = ipc_test::Carry(&v);
+  ASSERT_EQ(
+      0, ipc_test::CarryHandle(&m, &v, rw, CAPSA_HANDLE_FILE, &rr, 5, false));
   EXPECT_EQ(-EINVAL, capsa_channel_send(&ch_, &m));
   EXPECT_EQ(rw, m.handles[0].fd);  // still ours
   // An unsealed region declared read-only.
   int unsealed = memfd_create("capsa-unsealed", MFD_CLOEXEC);
   ASSERT_GE(unsealed, 0);
   ASSERT_EQ(0, ftruncate(unsealed, 4096));
-  capsa_msg_t s = Sample(CAPSA_MSG_LOAD_CONTENT);
-  s.u.load_content.data = {nullptr, 0};
-  ASSERT_EQ(0, capsa_msg_add_handle(&s, unsealed, CAPSA_HANDLE_SHM, &rr, 4096,
-                                    false));
+  capsa_test_carrier_deliver_t sv;
+  capsa_msg_t s = ipc_test::Carry(&sv);
+  ASSERT_EQ(0, ipc_test::CarryHandle(&s, &sv, unsealed, CAPSA_HANDLE_SHM, &rr,
+                                     4096, false));
   EXPECT_EQ(-EINVAL, capsa_channel_send(&ch_, &s));
   EXPECT_EQ(unsealed, s.handles[0].fd);
   // A region declared writable whose write is sealed.
   int sealed_ro = ipc_test::SealedRegion(4096, false);
   ASSERT_GE(sealed_ro, 0);
-  capsa_msg_t w = Sample(CAPSA_MSG_RESIZE);
+  capsa_test_carrier_deliver_t wv;
+  capsa_msg_t w = ipc_test::Carry(&wv);
   capsa_rights_t wr = ipc_test::WriteRights();
-  ASSERT_EQ(0, capsa_msg_add_handle(&w, sealed_ro, CAPSA_HANDLE_SHM, &wr, 4096,
-                                    true));
+  ASSERT_EQ(0, ipc_test::CarryHandle(&w, &wv, sealed_ro, CAPSA_HANDLE_SHM, &wr,
+                                     4096, true));
   EXPECT_EQ(-EINVAL, capsa_channel_send(&ch_, &w));
   char byte;
   EXPECT_EQ(-1, recv(sp_[1], &byte, 1, MSG_DONTWAIT));
   EXPECT_EQ(EAGAIN, errno);  // nothing was sent
   // Declared as what it is: sent, and the channel owns it.
-  capsa_msg_t ok = Sample(CAPSA_MSG_LOAD_CONTENT);
-  ok.u.load_content.data = {nullptr, 0};
-  ASSERT_EQ(0, capsa_msg_add_handle(&ok, ro, CAPSA_HANDLE_FILE, &rr, 5, false));
+  capsa_test_carrier_deliver_t okv;
+  capsa_msg_t ok = ipc_test::Carry(&okv);
+  ASSERT_EQ(0, ipc_test::CarryHandle(&ok, &okv, ro, CAPSA_HANDLE_FILE, &rr, 5,
+                                     false));
   EXPECT_EQ(0, capsa_channel_send(&ch_, &ok));
   EXPECT_EQ(-1, ok.handles[0].fd);
   EXPECT_EQ(0, err_) << why_;
@@ -491,16 +509,18 @@ TEST_F(HostChannel, SentFilesAndRegionsAreDescriptionsOfTheirOwn) {
             capsa_shm_create(4096, "own", CAPSA_SHM_CREATOR_WRITES, &region));
   ASSERT_EQ(O_RDWR, fcntl(region.fd, F_GETFL) & O_ACCMODE);
   capsa_rights_t rr = ipc_test::ReadRights();
-  capsa_msg_t m = Sample(CAPSA_MSG_LOAD_CONTENT);
-  m.u.load_content.data = {nullptr, 0};
-  ASSERT_EQ(0, capsa_msg_add_handle(&m, ro, CAPSA_HANDLE_FILE, &rr, 5, false));
+  capsa_test_carrier_deliver_t v;
+  capsa_msg_t m = ipc_test::Carry(&v);
+  ASSERT_EQ(
+      0, ipc_test::CarryHandle(&m, &v, ro, CAPSA_HANDLE_FILE, &rr, 5, false));
   ASSERT_EQ(0, capsa_channel_send(&ch_, &m));
-  capsa_msg_t r = Sample(CAPSA_MSG_LOAD_CONTENT);
-  r.u.load_content.data = {nullptr, 0};
+  capsa_test_carrier_deliver_t rv;
+  capsa_msg_t r = ipc_test::Carry(&rv);
+  r.seq = 2;
   int shm = dup(region.fd);
   ASSERT_GE(shm, 0);
-  ASSERT_EQ(0,
-            capsa_msg_add_handle(&r, shm, CAPSA_HANDLE_SHM, &rr, 4096, false));
+  ASSERT_EQ(0, ipc_test::CarryHandle(&r, &rv, shm, CAPSA_HANDLE_SHM, &rr, 4096,
+                                     false));
   ASSERT_EQ(0, capsa_channel_send(&ch_, &r));
   int got[2] = {-1, -1};
   for (int i = 0; i < 2; i++) {
@@ -539,15 +559,22 @@ TEST(RendererLoop, SendRefusesAHandleWiderThanItsDeclaration) {
   int sp[2];
   ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));
   capsa_rloop_t l;
-  ASSERT_EQ(0, capsa_rloop_init(&l, sp[0], nullptr, nullptr));
+  capsa_rloop_options_t o = {};
+  o.interfaces = ipc_test::kCarrier;
+  o.ninterfaces = 1;
+  ASSERT_EQ(0, capsa_rloop_init(&l, sp[0], nullptr, &o));
   int unsealed = memfd_create("capsa-unsealed", MFD_CLOEXEC);
   ASSERT_GE(unsealed, 0);
   ASSERT_EQ(0, ftruncate(unsealed, 4096));
   capsa_rights_t rr = ipc_test::ReadRights();
-  capsa_msg_t s = Sample(CAPSA_MSG_LOAD_CONTENT);
-  s.u.load_content.data = {nullptr, 0};
-  ASSERT_EQ(0, capsa_msg_add_handle(&s, unsealed, CAPSA_HANDLE_SHM, &rr, 4096,
-                                    false));
+  capsa_test_carrier_give_t g;
+  capsa_test_carrier_give_init(&g);
+  capsa_msg_t s;
+  capsa_msg_init_iface(&s, &capsa_test_carrier_interface,
+                       CAPSA_TEST_CARRIER_GIVE, &g);
+  g.region =
+      capsa_msg_add_handle(&s, unsealed, CAPSA_HANDLE_SHM, &rr, 4096, false);
+  ASSERT_EQ(0, g.region);
   EXPECT_EQ(-EINVAL, capsa_rloop_send(&l, &s));
   EXPECT_EQ(unsealed, s.handles[0].fd);
   char byte;
@@ -567,17 +594,17 @@ TEST(RendererLoop, RefusesAFifoDeclaredAsAFile) {
   ASSERT_EQ(0, mkfifo(fifo.c_str(), 0600));
   int f = open(fifo.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC);
   ASSERT_GE(f, 0);
-  capsa_msg_t m = Sample(CAPSA_MSG_LOAD_CONTENT);
-  m.u.load_content.data = {nullptr, 0};
+  capsa_test_carrier_deliver_t v;
+  capsa_msg_t m = ipc_test::Carry(&v);
   capsa_rights_t rr = ipc_test::ReadRights();
-  capsa_msg_add_handle(&m, f, CAPSA_HANDLE_FILE, &rr, 0, false);
-  auto b = Encode(m);
+  ipc_test::CarryHandle(&m, &v, f, CAPSA_HANDLE_FILE, &rr, 0, false);
+  auto b = ipc_test::EncodeCarried(m);
   ASSERT_GT(ipc_test::RawSend(sp[1], b.data(), b.size(), &f, 1), 0);
   close(f);
   unlink(fifo.c_str());
   rmdir(dir);
   capsa_rloop_t l;
-  ASSERT_EQ(0, capsa_rloop_init(&l, sp[0], nullptr, nullptr));
+  ASSERT_EQ(0, capsa_rloop_init(&l, sp[0], nullptr, &kCarrierLoop));
   EXPECT_EQ(-EBADMSG, capsa_rloop_run_once(&l, 1000));
   EXPECT_NE(nullptr, strstr(l.reason, "FIFO")) << l.reason;
   // Sticky: the peer is never trusted again.
@@ -591,10 +618,12 @@ TEST(RendererLoop, ReceivesASealedRegion) {
   ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));
   int region = ipc_test::SealedRegion(800 * 600 * 4, true);
   ASSERT_GE(region, 0);
-  capsa_msg_t m = Sample(CAPSA_MSG_RESIZE);
+  capsa_test_carrier_deliver_t v;
+  capsa_msg_t m = ipc_test::Carry(&v);
   capsa_rights_t rw = ipc_test::WriteRights();
-  capsa_msg_add_handle(&m, region, CAPSA_HANDLE_SHM, &rw, 800 * 600 * 4, true);
-  auto b = Encode(m);
+  ipc_test::CarryHandle(&m, &v, region, CAPSA_HANDLE_SHM, &rw, 800 * 600 * 4,
+                        true);
+  auto b = ipc_test::EncodeCarried(m);
   ASSERT_GT(ipc_test::RawSend(sp[1], b.data(), b.size(), &region, 1), 0);
   close(region);
   capsa_rloop_t l;
@@ -603,12 +632,17 @@ TEST(RendererLoop, ReceivesASealedRegion) {
   ASSERT_EQ(0, capsa_rloop_init(
                    &l, sp[0],
                    [](capsa_rloop_t *, capsa_msg_t *msg) -> int {
-                     EXPECT_EQ(CAPSA_MSG_RESIZE, msg->type);
+                     EXPECT_EQ(CAPSA_MSG_INTERFACE, msg->type);
+                     EXPECT_EQ(CAPSA_TEST_CARRIER_DELIVER, msg->u.iface.id);
+                     auto *d =
+                         static_cast<const capsa_test_carrier_deliver_t *>(
+                             msg->u.iface.value);
+                     EXPECT_EQ(0, d->frame);
                      got_fd = capsa_msg_take_handle(msg, 0);
                      EXPECT_EQ(-EBADF, capsa_msg_take_handle(msg, 0));
                      return 5;
                    },
-                   nullptr));
+                   &kCarrierLoop));
   EXPECT_EQ(5, capsa_rloop_run_once(&l, 1000)) << l.reason;
   ASSERT_GE(got_fd, 0);
   EXPECT_TRUE(fcntl(got_fd, F_GETFD) & FD_CLOEXEC);  // MSG_CMSG_CLOEXEC
@@ -627,7 +661,7 @@ struct HostileCase {
 class HostileHandle : public ::testing::TestWithParam<HostileCase> {};
 
 // Opens the descriptor a case attaches; the message declares a read-only
-// file of 100 bytes (LOAD_CONTENT) unless the case says otherwise.
+// file of 100 bytes (a carrier Deliver) unless the case says otherwise.
 static int HostileFd(const std::string &name, const std::string &dir) {
   if (name == "fifo") {
     std::string p = dir + "/fifo";
@@ -663,18 +697,18 @@ TEST_P(HostileHandle, IsABadMessageAndNothingLeaks) {
   int before = ipc_test::OpenFdCount();
   int fd = HostileFd(c.name, dir);
   ASSERT_GE(fd, 0) << c.name;
-  capsa_msg_t m = Sample(CAPSA_MSG_LOAD_CONTENT);
-  m.u.load_content.data = {nullptr, 0};
+  capsa_test_carrier_deliver_t v;
+  capsa_msg_t m = ipc_test::Carry(&v);
   capsa_rights_t rr = ipc_test::ReadRights();
-  capsa_msg_add_handle(&m, fd, CAPSA_HANDLE_FILE, &rr, 100, false);
-  auto b = Encode(m);
+  ipc_test::CarryHandle(&m, &v, fd, CAPSA_HANDLE_FILE, &rr, 100, false);
+  auto b = ipc_test::EncodeCarried(m);
   std::string name = c.name;
   int fds[2] = {fd, fd};
   size_t nfds = name == "missing" ? 0 : name == "extra" ? 2 : 1;
   ASSERT_GT(ipc_test::RawSend(sp[1], b.data(), b.size(), fds, nfds), 0);
   close(fd);
   capsa_rloop_t l;
-  ASSERT_EQ(0, capsa_rloop_init(&l, sp[0], nullptr, nullptr));
+  ASSERT_EQ(0, capsa_rloop_init(&l, sp[0], nullptr, &kCarrierLoop));
   EXPECT_EQ(-EBADMSG, capsa_rloop_run_once(&l, 1000));
   EXPECT_NE(nullptr, strstr(l.reason, c.reason)) << l.reason;
   EXPECT_EQ(before, ipc_test::OpenFdCount());  // only the two socket ends

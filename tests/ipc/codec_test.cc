@@ -17,6 +17,12 @@ using ipc_test::Sample;
 
 namespace {
 
+std::vector<int> CoreTypeNumbers() {
+  std::vector<int> v;
+  for (capsa_msg_type_t t : ipc_test::CoreTypes()) v.push_back((int)t);
+  return v;
+}
+
 class EveryMessage : public ::testing::TestWithParam<int> {};
 
 TEST_P(EveryMessage, RoundTripsExactly) {
@@ -40,7 +46,7 @@ TEST_P(EveryMessage, RoundTripsExactly) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Codec, EveryMessage,
-                         ::testing::Range(1, (int)CAPSA_MSG_TYPE_COUNT),
+                         ::testing::ValuesIn(CoreTypeNumbers()),
                          [](const ::testing::TestParamInfo<int> &i) {
                            return std::string(capsa_msg_type_name(i.param));
                          });
@@ -65,7 +71,7 @@ TEST(Codec, FieldsSurvive) {
 }
 
 TEST(Codec, HandleDeclarationsSurvive) {
-  capsa_msg_t m = Sample(CAPSA_MSG_RESIZE);
+  capsa_msg_t m = Sample(CAPSA_MSG_INTERFACE);  // may carry any handles
   capsa_rights_t w = ipc_test::WriteRights();
   ASSERT_EQ(0, capsa_msg_add_handle(&m, 99, CAPSA_HANDLE_SHM, &w, 800 * 600 * 4,
                                     true));
@@ -141,7 +147,7 @@ TEST(Codec, GarbageIsABadMessage) {
 }
 
 TEST(Codec, BitFlipsNeverCrash) {
-  auto a = Encode(Sample(CAPSA_MSG_GZIP_JOB));
+  auto a = Encode(Sample(CAPSA_MSG_RESOURCE_RESPONSE));
   int accepted = 0, refused = 0;
   for (size_t i = 0; i < a.size() * 8; i++) {
     std::vector<uint8_t> c = a;
@@ -236,6 +242,10 @@ TEST(Codec, MisalignedHandleDeclarationsAreRefused) {
   // Found by fuzz_decode: passes the flatbuffers Verifier.
   std::vector<uint8_t> v(kMisalignedHandles,
                          kMisalignedHandles + sizeof kMisalignedHandles);
+  // Found under protocol version 1; its envelope's version (byte 34, an
+  // inline ushort) is set to today's so the handle check is what refuses.
+  ASSERT_EQ(1, v[34]);
+  v[34] = CAPSA_IPC_VERSION;
   std::string why;
   EXPECT_EQ(-EBADMSG, DecodeWhy(v, &why));
   EXPECT_NE(std::string::npos, why.find("misaligned")) << why;

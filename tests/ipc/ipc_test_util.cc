@@ -41,26 +41,6 @@ capsa_msg_t Sample(capsa_msg_type_t type) {
       u.hello.interfaces = "demo.convert";
       u.hello.interfaces_hash = 0x0123456789abcdefULL;
       break;
-    case CAPSA_MSG_LOAD_CONTENT:
-      u.load_content.url = "capsa://page";
-      u.load_content.mime = "text/html";
-      u.load_content.data = {kData, sizeof kData};
-      break;
-    case CAPSA_MSG_FRAME_READY:
-      u.frame_ready = {7, 640, 480, 2560, CAPSA_PIXEL_BGRA8888, 4096};
-      break;
-    case CAPSA_MSG_RESIZE:
-      u.resize = {800, 600, 1500};
-      break;
-    case CAPSA_MSG_INPUT_EVENT:
-      u.input_event.kind = CAPSA_INPUT_TEXT;
-      u.input_event.x = -3;
-      u.input_event.y = 9;
-      u.input_event.button = 1;
-      u.input_event.key = 65;
-      u.input_event.modifiers = 4;
-      u.input_event.text = "h\xc3\xa9";
-      break;
     case CAPSA_MSG_RESOURCE_REQUEST:
       m.flags = CAPSA_MSG_F_REQUEST;
       m.request_id = 5;
@@ -92,23 +72,6 @@ capsa_msg_t Sample(capsa_msg_type_t type) {
       u.error.code = -EPROTO;
       u.error.message = "nope";
       break;
-    case CAPSA_MSG_GZIP_JOB:
-      m.flags = CAPSA_MSG_F_REQUEST;
-      m.request_id = 11;
-      u.gzip_job.job_id = 3;
-      u.gzip_job.op = CAPSA_GZIP_COMPRESS;
-      u.gzip_job.level = 6;
-      u.gzip_job.in_size = sizeof kData;
-      u.gzip_job.data = {kData, sizeof kData};
-      break;
-    case CAPSA_MSG_GZIP_RESULT:
-      m.flags = CAPSA_MSG_F_RESPONSE;
-      m.request_id = 11;
-      u.gzip_result.job_id = 3;
-      u.gzip_result.status = 0;
-      u.gzip_result.out_size = sizeof kData;
-      u.gzip_result.data = {kData, sizeof kData};
-      break;
     case CAPSA_MSG_OPEN_CHANNEL:
       // Needs its handle: declared here, descriptor -1 (the codec carries
       // declarations only; senders attach a real endpoint).
@@ -131,6 +94,14 @@ capsa_msg_t Sample(capsa_msg_type_t type) {
       break;
   }
   return m;
+}
+
+std::vector<capsa_msg_type_t> CoreTypes() {
+  std::vector<capsa_msg_type_t> types;
+  for (int t = 1; t < CAPSA_MSG_TYPE_COUNT; t++)
+    if (strcmp(capsa_msg_type_name((uint32_t)t), "?") != 0)
+      types.push_back(static_cast<capsa_msg_type_t>(t));
+  return types;
 }
 
 capsa_msg_t Hello() {
@@ -198,6 +169,45 @@ int OpenFdCount() {
     if (e->d_name[0] != '.') n++;
   closedir(d);
   return n - 1;  // the directory's own descriptor
+}
+
+const capsa_interface_t *const kCarrier[1] = {&capsa_test_carrier_interface};
+
+capsa_msg_t Carry(capsa_test_carrier_deliver_t *v) {
+  capsa_test_carrier_deliver_init(v);
+  capsa_msg_t m;
+  capsa_msg_init_iface(&m, &capsa_test_carrier_interface,
+                       CAPSA_TEST_CARRIER_DELIVER, v);
+  m.seq = 1;
+  return m;
+}
+
+int CarryHandle(capsa_msg_t *m, capsa_test_carrier_deliver_t *v, int fd,
+                capsa_handle_kind_t kind, const capsa_rights_t *rights,
+                uint64_t size, bool writable) {
+  int i = capsa_msg_add_handle(m, fd, kind, rights, size, writable);
+  if (i < 0) return i;
+  if (kind == CAPSA_HANDLE_FILE)
+    v->file = i;
+  else if (writable)
+    v->frame = i;
+  else
+    v->region = i;
+  return i;
+}
+
+std::vector<uint8_t> EncodeCarried(const capsa_msg_t &msg) {
+  alignas(8) static uint8_t payload[CAPSA_IPC_MAX_MESSAGE];
+  char why[CAPSA_IPC_REASON_MAX] = "";
+  int n = capsa_iface_encode(&capsa_test_carrier_interface, msg.u.iface.id,
+                             msg.u.iface.value, msg.handles, msg.handle_count,
+                             payload, sizeof payload, why, sizeof why);
+  EXPECT_GT(n, 0) << why;
+  capsa_msg_t wire = msg;
+  wire.u.iface.index = 0;
+  wire.u.iface.value = nullptr;
+  wire.u.iface.payload = {payload, n > 0 ? (size_t)n : 0};
+  return Encode(wire);
 }
 
 }  // namespace ipc_test

@@ -27,8 +27,20 @@ std::string Why(const capsa_msg_t &m) {
   } while (0)
 
 TEST(Validate, SamplesAreValid) {
-  for (int t = 1; t < CAPSA_MSG_TYPE_COUNT; t++)
-    EXPECT_EQ("ok", Why(Sample(static_cast<capsa_msg_type_t>(t)))) << t;
+  for (capsa_msg_type_t t : ipc_test::CoreTypes())
+    EXPECT_EQ("ok", Why(Sample(t))) << t;
+}
+
+// The numbers the demos' messages had (2-5, 13, 14) are retired: a peer
+// that still sends one sends an unknown message.
+TEST(Validate, RetiredTypesAreUnknown) {
+  for (int t : {2, 3, 4, 5, 13, 14}) {
+    capsa_msg_t m;
+    capsa_msg_init(&m, static_cast<capsa_msg_type_t>(t));
+    m.seq = 1;
+    EXPECT_BAD(m, "type");
+  }
+  EXPECT_EQ(10u, ipc_test::CoreTypes().size());
 }
 
 TEST(Validate, FlagsAndRequestIds) {
@@ -56,32 +68,11 @@ TEST(Validate, FlagsAndRequestIds) {
 
 TEST(Validate, Ranges) {
   capsa_msg_t m = Sample(CAPSA_MSG_HELLO);
-  m.u.hello.protocol_version = 2;
+  m.u.hello.protocol_version = CAPSA_IPC_VERSION + 1;
   EXPECT_BAD(m, "protocol version");
   m = Sample(CAPSA_MSG_HELLO);
   m.u.hello.pid = 0;
   EXPECT_BAD(m, "pid");
-  m = Sample(CAPSA_MSG_FRAME_READY);
-  m.u.frame_ready.stride = m.u.frame_ready.width * 4 - 1;
-  EXPECT_BAD(m, "stride");
-  m = Sample(CAPSA_MSG_FRAME_READY);
-  m.u.frame_ready.width = CAPSA_IPC_MAX_DIMENSION + 1;
-  EXPECT_BAD(m, "out of range");
-  m = Sample(CAPSA_MSG_FRAME_READY);
-  m.u.frame_ready.offset = UINT64_MAX - 10;  // would wrap
-  EXPECT_BAD(m, "beyond");
-  m = Sample(CAPSA_MSG_FRAME_READY);
-  m.u.frame_ready.format = 9;
-  EXPECT_BAD(m, "format");
-  m = Sample(CAPSA_MSG_RESIZE);
-  m.u.resize.scale_milli = 0;
-  EXPECT_BAD(m, "scale");
-  m = Sample(CAPSA_MSG_INPUT_EVENT);
-  m.u.input_event.kind = 0;
-  EXPECT_BAD(m, "kind");
-  m = Sample(CAPSA_MSG_INPUT_EVENT);
-  m.u.input_event.kind = CAPSA_INPUT_KEY_DOWN;
-  EXPECT_BAD(m, "text");
   m = Sample(CAPSA_MSG_RESOURCE_REQUEST);
   m.u.resource_request.url = "";
   EXPECT_BAD(m, "url");
@@ -91,15 +82,9 @@ TEST(Validate, Ranges) {
   m = Sample(CAPSA_MSG_ERROR);
   m.u.error.code = 0;
   EXPECT_BAD(m, "code");
-  m = Sample(CAPSA_MSG_GZIP_JOB);
-  m.u.gzip_job.in_size = 1000;
-  EXPECT_BAD(m, "in_size");
-  m = Sample(CAPSA_MSG_GZIP_JOB);
-  m.u.gzip_job.level = 10;
+  m = Sample(CAPSA_MSG_LOG);
+  m.u.log.level = CAPSA_LOG_ERROR + 1;
   EXPECT_BAD(m, "level");
-  m = Sample(CAPSA_MSG_GZIP_RESULT);
-  m.u.gzip_result.out_size = 1;
-  EXPECT_BAD(m, "out_size");
 }
 
 TEST(Validate, HandleCountsAndKinds) {
@@ -107,26 +92,17 @@ TEST(Validate, HandleCountsAndKinds) {
   capsa_msg_t m = Sample(CAPSA_MSG_LOG);
   capsa_msg_add_handle(&m, 3, CAPSA_HANDLE_FILE, &rr, 10, false);
   EXPECT_BAD(m, "handles");  // log carries none
-  m = Sample(CAPSA_MSG_RESIZE);
-  capsa_msg_add_handle(&m, 3, CAPSA_HANDLE_SHM, &rr, 800 * 600 * 4, false);
-  EXPECT_BAD(m, "writable shm");
-  m = Sample(CAPSA_MSG_RESIZE);
-  capsa_msg_add_handle(&m, 3, CAPSA_HANDLE_SHM, &rw, 100, true);
-  EXPECT_BAD(m, "too small");
-  m = Sample(CAPSA_MSG_LOAD_CONTENT);
-  m.u.load_content.data = {nullptr, 0};
+  m = Sample(CAPSA_MSG_RESOURCE_RESPONSE);
+  m.u.resource_response.data = {nullptr, 0};
   capsa_msg_add_handle(&m, 3, CAPSA_HANDLE_SHM, &rw, 100, true);
   EXPECT_BAD(m, "read-only");
-  m = Sample(CAPSA_MSG_LOAD_CONTENT);
-  m.u.load_content.data = {nullptr, 0};
+  m = Sample(CAPSA_MSG_RESOURCE_RESPONSE);
   capsa_msg_add_handle(&m, 3, CAPSA_HANDLE_FILE, &rr, 100, false);
+  EXPECT_BAD(m, "both data and a handle");
+  m.u.resource_response.data = {nullptr, 0};
   EXPECT_EQ("ok", Why(m));
-  m = Sample(CAPSA_MSG_GZIP_JOB);
-  m.u.gzip_job.data = {nullptr, 0};
-  capsa_msg_add_handle(&m, 3, CAPSA_HANDLE_SHM, &rr, 100, false);
-  EXPECT_BAD(m, "expected 0 or 2");
-  capsa_msg_add_handle(&m, 4, CAPSA_HANDLE_SHM, &rw, 100, true);
-  EXPECT_EQ("ok", Why(m));
+  capsa_msg_add_handle(&m, 4, CAPSA_HANDLE_FILE, &rr, 100, false);
+  EXPECT_BAD(m, "handles");  // at most one
   m = Sample(CAPSA_MSG_OPEN_CHANNEL);
   m.handle_count = 0;
   EXPECT_BAD(m, "0 handles, allowed 1..1");
@@ -141,8 +117,8 @@ TEST(Validate, HandleCountsAndKinds) {
 
 TEST(Validate, HandleDeclarations) {
   capsa_rights_t rr = ipc_test::ReadRights(), rw = ipc_test::WriteRights();
-  capsa_msg_t m = Sample(CAPSA_MSG_LOAD_CONTENT);
-  m.u.load_content.data = {nullptr, 0};
+  capsa_msg_t m = Sample(CAPSA_MSG_RESOURCE_RESPONSE);
+  m.u.resource_response.data = {nullptr, 0};
   capsa_msg_add_handle(&m, 3, CAPSA_HANDLE_FILE, &rw, 100, false);
   EXPECT_BAD(m, "wider");  // a file handle never carries WRITE
   m.handles[0].rights = rr;
@@ -155,7 +131,9 @@ TEST(Validate, HandleDeclarations) {
   m.handles[0].size = CAPSA_IPC_MAX_REGION + 1;
   EXPECT_BAD(m, "too large");
   // PROT_EXEC mappings are never delegable.
-  m = Sample(CAPSA_MSG_RESIZE);
+  // An interface message may carry a writable region (its schema says
+  // whether); the declaration check holds for every message.
+  m = Sample(CAPSA_MSG_INTERFACE);
   capsa_rights_t rx = rw;
   rx.cr_rights[0] |= CAPSA_CAP_MMAP_X;
   capsa_msg_add_handle(&m, 3, CAPSA_HANDLE_SHM, &rx, 800 * 600 * 4, true);
@@ -199,8 +177,9 @@ TEST(PeerState, DirectionAndSequence) {
 
   capsa_peer_state_t host;
   capsa_peer_state_init(&host, CAPSA_PEER_HOST);
-  capsa_msg_t fr = Sample(CAPSA_MSG_FRAME_READY);  // renderer -> host only
-  EXPECT_EQ(-EBADMSG, capsa_peer_state_accept(&host, &fr, r, sizeof r));
+  capsa_msg_t rq = Sample(CAPSA_MSG_RESOURCE_REQUEST);  // renderer -> host
+  rq.seq = 1;
+  EXPECT_EQ(-EBADMSG, capsa_peer_state_accept(&host, &rq, r, sizeof r));
   EXPECT_NE(nullptr, strstr(r, "may not be sent by the host")) << r;
 }
 
@@ -210,9 +189,9 @@ TEST(PeerState, NothingAfterShutdown) {
   char r[CAPSA_IPC_REASON_MAX];
   capsa_msg_t sd = Sample(CAPSA_MSG_SHUTDOWN);
   ASSERT_EQ(0, capsa_peer_state_accept(&host, &sd, r, sizeof r)) << r;
-  capsa_msg_t rz = Sample(CAPSA_MSG_RESIZE);
-  rz.seq = 2;
-  EXPECT_EQ(-EBADMSG, capsa_peer_state_accept(&host, &rz, r, sizeof r));
+  capsa_msg_t ping = Sample(CAPSA_MSG_PING);
+  ping.seq = 2;
+  EXPECT_EQ(-EBADMSG, capsa_peer_state_accept(&host, &ping, r, sizeof r));
   EXPECT_NE(nullptr, strstr(r, "after shutdown")) << r;
 }
 

@@ -313,7 +313,7 @@ TEST_F(Sdk, ReadmeEmbeddingExampleBuildsSharedAndRuns) {
       Build(src, "embed",
             Pc("--cflags --libs capsa") + " -Wl,-rpath," + prefix_ + "/lib");
   EXPECT_NE(std::string::npos, Needed(exe).find("[libcapsa.so.0]"));
-  RunAsEveryone(exe, "says: got 5 bytes");
+  RunAsEveryone(exe, "says: open(/etc/passwd): ECAPMODE");
 }
 
 TEST_F(Sdk, ReadmeEmbeddingExampleBuildsStaticAndRuns) {
@@ -322,7 +322,7 @@ TEST_F(Sdk, ReadmeEmbeddingExampleBuildsStaticAndRuns) {
   std::string exe =
       Build(src, "embed_static", Pc("--cflags --libs capsa-static"));
   EXPECT_EQ(std::string::npos, Needed(exe).find("libcapsa"));
-  RunAsEveryone(exe, "says: got 5 bytes");
+  RunAsEveryone(exe, "says: open(/etc/passwd): ECAPMODE");
 
   // `pkg-config --static capsa` where only the archive is installed (a
   // system without the runtime package): its private flags are complete.
@@ -341,7 +341,7 @@ TEST_F(Sdk, ReadmeEmbeddingExampleBuildsStaticAndRuns) {
   flags.erase(flags.find_last_not_of(" \n") + 1);
   exe = Build(src, "embed_archive", flags);
   EXPECT_EQ(std::string::npos, Needed(exe).find("libcapsa"));
-  RunAsEveryone(exe, "says: got 5 bytes");
+  RunAsEveryone(exe, "says: open(/etc/passwd): ECAPMODE");
 }
 
 // The README's interface example, outside the tree from the install alone:
