@@ -65,8 +65,9 @@ int capsa_cli_run_job(struct capsa_cli_host *h, int kind,
                       struct capsa_cli_job *job, int timeout_ms);
 void capsa_cli_job_free(struct capsa_cli_job *job);
 
-// gzip / gunzip `in` (borrowed) in a gzip renderer; *out (malloc'd, owned by
-// the caller) gets the result. Returns 0 or -errno (job->outcome says why).
+// gzip / gunzip `in` (borrowed) in a gzip renderer, `op` CAPSA_GZIP_OP_*
+// (renderer/kinds.h); *out (malloc'd, owned by the caller) gets the result.
+// Returns 0 or -errno (job->outcome says why).
 int capsa_cli_gzip(struct capsa_cli_host *h, uint32_t op, int level,
                    const uint8_t *in, size_t in_len, uint8_t **out,
                    size_t *out_len, struct capsa_cli_job *job);

@@ -12,6 +12,7 @@
 
 #include "host/cli/cli_host.h"
 #include "host/cli/commands.h"
+#include "renderer/kinds.h"
 
 static void exe_dir(char *buf, size_t len) {
   ssize_t n = readlink("/proc/self/exe", buf, len - 1);
@@ -148,10 +149,12 @@ int capsa_cmd_demo(int argc, char **argv) {
   if (tfd >= 0) close(tfd);
   struct capsa_cli_job j2;
   double ms = 0;
-  err = capsa_cli_gzip(&h, 1, 6, plain, plain_len, &gz, &gz_len, &job);
+  err = capsa_cli_gzip(&h, CAPSA_GZIP_OP_COMPRESS, 6, plain, plain_len, &gz,
+                       &gz_len, &job);
   ms = job.ms;
   if (err == 0) {
-    err = capsa_cli_gzip(&h, 2, 0, gz, gz_len, &back, &back_len, &j2);
+    err = capsa_cli_gzip(&h, CAPSA_GZIP_OP_GUNZIP, 0, gz, gz_len, &back,
+                         &back_len, &j2);
     ms += j2.ms;
     if (err == 0 && (back_len != plain_len || memcmp(back, plain, plain_len)))
       err = -EILSEQ;

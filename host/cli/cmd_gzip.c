@@ -11,6 +11,7 @@
 
 #include "host/cli/cli_host.h"
 #include "host/cli/commands.h"
+#include "renderer/kinds.h"
 
 static const char kUsage[] = "[-c] [-1..-9] [FILE]";
 
@@ -124,8 +125,9 @@ static int run(const char *name, bool decompress, int argc, char **argv) {
     return 1;
   }
   struct capsa_cli_job job;
-  err = capsa_cli_gzip(&h, decompress ? 2 : 1, level, in, in_len, &out,
-                       &out_len, &job);
+  err = capsa_cli_gzip(
+      &h, decompress ? CAPSA_GZIP_OP_GUNZIP : CAPSA_GZIP_OP_COMPRESS, level, in,
+      in_len, &out, &out_len, &job);
   capsa_cli_host_close(&h);
   free(in);
   for (size_t i = 0; i < job.nlogs; i++)  // the renderer's own warnings
