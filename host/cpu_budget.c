@@ -141,13 +141,20 @@ static int cgroup_usec(const struct capsa_host_renderer *r, uint64_t *usec) {
   return 0;
 }
 
+int capsa__renderer_cpu_usec(const struct capsa_host_renderer *r,
+                             uint64_t *usec) {
+  if (r->pid <= 0) return -ESRCH;
+  if (cgroup_usec(r, usec) == 0) return 0;
+  return capsa__cpu_tree_usec(r->pid, usec);
+}
+
 bool capsa__cpu_budget_check(struct capsa_host_renderer *r) {
   const capsa_kind_options_t *k = &r->h->kinds[r->kind];
   uint64_t limit = k->limit_cpu_seconds;
   if (limit == CAPSA_LIMIT_NONE || limit == 0 || r->pid <= 0) return false;
   if (r->state != R_READY || r->kill_reason) return false;
   uint64_t usec = 0;
-  if (cgroup_usec(r, &usec) < 0 && capsa__cpu_tree_usec(r->pid, &usec) < 0)
+  if (capsa__renderer_cpu_usec(r, &usec) < 0)
     return false;  // exited meanwhile: its exit is reported as such
   if (usec <= limit * 1000000u) return false;
   capsa__renderer_kill_for_limit(r, "cpu time (process tree)");

@@ -187,6 +187,10 @@ void capsa__budget_log_reset(struct capsa_host_renderer *r, uint64_t now_ms);
 // and its live descendants' user+system time, with what they reaped. 0 or
 // -errno (ESRCH: root is gone).
 int capsa__cpu_tree_usec(pid_t root, uint64_t *usec);
+// CPU time of r's whole tree: one read of its cgroup's cpu.stat when it has
+// a cgroup, else the /proc walk of capsa__cpu_tree_usec. 0 or -errno.
+int capsa__renderer_cpu_usec(const struct capsa_host_renderer *r,
+                             uint64_t *usec);
 // On each heartbeat tick: kills r (true) when its tree's CPU time (its
 // cgroup's cpu.stat, else capsa__cpu_tree_usec) is past limit_cpu_seconds,
 // with CAPSA_EV_LIMIT "cpu time (process tree)".

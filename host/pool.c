@@ -75,7 +75,9 @@ static bool worn_out(const struct capsa__pool_impl *p, struct pool_worker *w) {
     return true;
   if (p->o.recycle_after_cpu_ms) {
     uint64_t usec;
-    if (capsa__cpu_tree_usec(capsa_renderer_pid(w->r), &usec) == 0 &&
+    // The cgroup's counter when there is one: the /proc walk's cost grows
+    // with the worker's tree, and this runs after every job.
+    if (capsa__renderer_cpu_usec(w->r, &usec) == 0 &&
         usec / 1000 >= p->o.recycle_after_cpu_ms)
       return true;
   }
