@@ -34,10 +34,12 @@
 // kind's max_restarts / restart_window_ms / restart_backoff_ms; a worker
 // whose restarts are spent is gone and the pool shrinks (capsa_pool_get_stats).
 // Recycling is the pool's: after recycle_after_jobs jobs, or once its process
-// tree used recycle_after_cpu_ms of CPU (so a long-lived worker never meets
-// its kind's lifetime limit_cpu_seconds), a worker is shut down cleanly
-// (CAPSA_EV_SHUTDOWN) when idle and a new one spawned in its place. The
-// host's event callback still sees every event of every worker.
+// tree used recycle_after_cpu_ms of CPU (read after a job, unless the last
+// reading is younger than a tenth of that budget, at most 50 ms: so a worker
+// may run that much past it; and a long-lived worker never meets its kind's
+// lifetime limit_cpu_seconds), a worker is shut down cleanly
+// (CAPSA_EV_SHUTDOWN) when idle and a new one spawned in its place. The host's
+// event callback still sees every event of every worker.
 #ifndef CAPSA_HOST_CAPSA_POOL_H_
 #define CAPSA_HOST_CAPSA_POOL_H_
 

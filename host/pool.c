@@ -28,6 +28,7 @@ struct pool_worker {
   struct pool_job *job;  // in flight
   unsigned jobs;         // done by this worker
   bool recycling;        // asked to shut down, replaced when CLOSED
+  uint64_t cpu_checked;  // loop time (ms) of the last CPU reading
 };
 
 struct capsa__pool_impl {
@@ -74,6 +75,15 @@ static bool worn_out(const struct capsa__pool_impl *p, struct pool_worker *w) {
   if (p->o.recycle_after_jobs && w->jobs >= p->o.recycle_after_jobs)
     return true;
   if (p->o.recycle_after_cpu_ms) {
+    // Without a cgroup the reading walks /proc over the worker's tree: at
+    // most once per tenth of the budget (1..50 ms), not after every short
+    // job. The worker may run that much past the budget before recycling.
+    uint64_t every = p->o.recycle_after_cpu_ms / 10,
+             now = uv_now(w->r->h->loop);
+    if (every > 50) every = 50;
+    if (every < 1) every = 1;
+    if (w->cpu_checked && now - w->cpu_checked < every) return false;
+    w->cpu_checked = now;
     uint64_t usec;
     // The cgroup's counter when there is one: the /proc walk's cost grows
     // with the worker's tree, and this runs after every job.
@@ -166,6 +176,7 @@ static int spawn_into(struct pool_worker *w) {
   w->ready = false;
   w->job = NULL;
   w->jobs = 0;
+  w->cpu_checked = 0;
   w->recycling = false;
   r->observer = observe;
   r->observer_ctx = w;
@@ -180,6 +191,7 @@ static void observe(capsa_renderer_t *r, const capsa_host_event_t *ev,
     case CAPSA_EV_READY:
       w->ready = !w->recycling && !p->closing;
       w->jobs = 0;  // a new incarnation
+      w->cpu_checked = 0;
       dispatch(p);
       break;
     case CAPSA_EV_CLOSED: {
