@@ -75,9 +75,9 @@ static bool worn_out(const struct capsa__pool_impl *p, struct pool_worker *w) {
   if (p->o.recycle_after_jobs && w->jobs >= p->o.recycle_after_jobs)
     return true;
   if (p->o.recycle_after_cpu_ms) {
-    // Without a cgroup the reading walks /proc over the worker's tree: at
-    // most once per tenth of the budget (1..50 ms), not after every short
-    // job. The worker may run that much past the budget before recycling.
+    // Read at most once per tenth of the budget (1..50 ms), not after every
+    // short job: without a cgroup the reading walks /proc over the worker's
+    // tree. The worker may run that much past the budget before recycling.
     uint64_t every = p->o.recycle_after_cpu_ms / 10,
              now = uv_now(w->r->h->loop);
     if (every > 50) every = 50;
@@ -85,8 +85,6 @@ static bool worn_out(const struct capsa__pool_impl *p, struct pool_worker *w) {
     if (w->cpu_checked && now - w->cpu_checked < every) return false;
     w->cpu_checked = now;
     uint64_t usec;
-    // The cgroup's counter when there is one: the /proc walk's cost grows
-    // with the worker's tree, and this runs after every job.
     if (capsa__renderer_cpu_usec(w->r, &usec) == 0 &&
         usec / 1000 >= p->o.recycle_after_cpu_ms)
       return true;
