@@ -294,6 +294,25 @@ typedef struct capsa_kind_options {
   uint64_t limit_queued_fds;
   uint64_t limit_queued_bytes;
   uint64_t limit_log_bytes_per_second;
+  // Share of the host loop's time (percent) that handling what one renderer
+  // sends unasked may take (its LOG, events, broker and interface requests,
+  // with the embedder's callbacks; not the answers to the host's own
+  // requests), in bursts of at most percent x 0.4 ms (ipc/uv_channel.h
+  // max_busy_percent). Past it the host stops reading from that renderer
+  // for at least 1 ms (libuv timers count milliseconds, so a flooder gets
+  // about 4% of the loop at the default 10): it is slowed, never killed,
+  // and nothing it sent is lost (its sends block). Why: one renderer
+  // flooding cheap messages within its budgets otherwise keeps the host
+  // busy on one core and itself on the other, and on a small machine its
+  // siblings wait a scheduler slice for a core to answer at all (capsa
+  // bench host: their PING p99 went 5.7-6.3x to 1.7-2.0x here). Default
+  // 10; 100: no cap (0: the default; above 100: -EINVAL). k flooding
+  // renderers together take up to k times the share. What it misses: a
+  // message whose callback alone costs more than a burst is charged one
+  // burst (so that one slow callback never rests a renderer for long), so
+  // such messages are only spaced 1-2 ms apart; what the embedder's own
+  // handlers cost per message is theirs to bound.
+  unsigned host_share_percent;
   unsigned heartbeat_ms;          // 0: no watchdog (default 1000)
   unsigned heartbeat_timeout_ms;  // default 5000
   // A request the host sent (capsa_renderer_request) with a timeout is

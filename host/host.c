@@ -92,6 +92,7 @@ void capsa_kind_options_init(capsa_kind_options_t *k, const char *name,
   k->limit_queued_fds = CAPSA__QUEUE_FDS_PER_RENDERER;
   k->limit_queued_bytes = CAPSA__QUEUE_BYTES_PER_RENDERER;
   k->limit_log_bytes_per_second = CAPSA__DEFAULT_LOG_BYTES_PER_SECOND;
+  k->host_share_percent = CAPSA__DEFAULT_HOST_SHARE_PERCENT;
   k->heartbeat_ms = 1000;
   k->heartbeat_timeout_ms = 5000;
   k->resource_dir_fd = -1;
@@ -753,9 +754,11 @@ static int launch(struct capsa_host_renderer *r) {
     return err;
   }
   const capsa_kind_options_t *k = &h->kinds[r->kind];
-  capsa_channel_options_t co = {.peer = CAPSA_PEER_RENDERER,
-                                .interfaces = k->interfaces,
-                                .ninterfaces = k->ninterfaces};
+  capsa_channel_options_t co = {
+      .peer = CAPSA_PEER_RENDERER,
+      .max_busy_percent = k->host_share_percent,  // 100: no cap
+      .interfaces = k->interfaces,
+      .ninterfaces = k->ninterfaces};
   err = capsa_channel_init(h->loop, &r->ch, sv[0], &co);
   if (err < 0) {
     close(sv[0]);
@@ -905,6 +908,12 @@ int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k) {
   if (h->started) return -EBUSY;
   if (h->nkinds == CAPSA__MAX_KINDS) return -ENOSPC;
   if (k->heartbeat_ms && k->heartbeat_timeout_ms == 0) return -EINVAL;
+  if (k->host_share_percent > 100) {
+    snprintf(h->start_error, sizeof h->start_error,
+             "kind '%.64s': host_share_percent %u is above 100", k->name,
+             k->host_share_percent);
+    return -EINVAL;
+  }
   // A name registered with CAPSA_RENDERER_KIND (host/kind_registry.h) is
   // what an exec'd zygote will run under that name: options naming another
   // entry or argument would be a kind that silently runs different code.
@@ -943,6 +952,7 @@ int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k) {
       d.limit_queued_bytes, d.limit_log_bytes_per_second};
   for (size_t i = 0; i < sizeof mine / sizeof mine[0]; i++)
     if (*mine[i] == 0) *mine[i] = defaults[i];
+  if (c->host_share_percent == 0) c->host_share_percent = d.host_share_percent;
   return (int)h->nkinds++;
 }
 

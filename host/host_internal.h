@@ -160,6 +160,7 @@ void capsa__broker_free_fonts(struct capsa__host_impl *h);
 #define CAPSA__DEFAULT_OPEN_FILES 64u
 #define CAPSA__DEFAULT_PROCESSES 128u
 #define CAPSA__DEFAULT_LOG_BYTES_PER_SECOND (64u << 10)
+#define CAPSA__DEFAULT_HOST_SHARE_PERCENT 10u
 // What a LOG message costs beyond its text (so empty ones are not free).
 #define CAPSA__LOG_MESSAGE_COST 32u
 

@@ -2,13 +2,12 @@
 // deadlines, the core (channel_core.h) for everything else.
 #include "ipc/uv_channel.h"
 
-#include "ipc/handle.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ipc/busy_share.h"
 #include "ipc/channel_core.h"
 #include "ipc/handle.h"
 
@@ -18,6 +17,7 @@ enum {
   F_ERROR_REPORTED = 0x4,
   F_CLOSING = 0x8,
   F_DISPATCHING = 0x10,
+  F_RESTING = 0x20,  // used up its share of the loop (max_busy_percent)
 };
 
 static void update_poll(capsa_channel_t *ch);
@@ -55,7 +55,8 @@ static void on_timer(uv_timer_t *t) {
 static void update_poll(capsa_channel_t *ch) {
   if (ch->flags & F_CLOSING) return;
   int ev = 0;
-  if ((ch->flags & F_STARTED) && !(ch->flags & F_PAUSED)) ev |= UV_READABLE;
+  if ((ch->flags & F_STARTED) && !(ch->flags & (F_PAUSED | F_RESTING)))
+    ev |= UV_READABLE;
   if (ch->core->qhead != NULL && ch->core->broken != -EPIPE) ev |= UV_WRITABLE;
   if (ev == ch->poll_events) return;
   ch->poll_events = ev;
@@ -71,6 +72,21 @@ static void backpressure(capsa_channel_t *ch) {
     ch->flags |= F_PAUSED;
   else if (q <= max / 4)
     ch->flags &= ~F_PAUSED;
+}
+
+static void on_rest_over(uv_timer_t *t) {
+  capsa_channel_t *ch = t->data;
+  ch->flags &= ~F_RESTING;
+  update_poll(ch);
+}
+
+// The channel has had its share of the loop: stop reading until the bucket
+// is positive again. The peer's messages wait in its socket.
+static void rest(capsa_channel_t *ch) {
+  if (ch->flags & F_CLOSING) return;
+  ch->flags |= F_RESTING;
+  uv_timer_start(&ch->rest, on_rest_over, capsa__busy_share_rest_ms(&ch->share),
+                 0);
 }
 
 static void on_poll(uv_poll_t *p, int status, int events) {
@@ -90,12 +106,18 @@ static void on_poll(uv_poll_t *p, int status, int events) {
     }
     backpressure(ch);
   }
+  bool capped = capsa__busy_share_capped(&ch->share);
+  uint64_t t0 = capped ? uv_hrtime() : 0;
+  if (capped && (events & (UV_READABLE | UV_DISCONNECT)) &&
+      !(ch->flags & F_RESTING) && !capsa__busy_share_may_run(&ch->share, t0))
+    rest(ch);
   if ((events & (UV_READABLE | UV_DISCONNECT)) && (ch->flags & F_STARTED) &&
-      !(ch->flags & F_PAUSED)) {
+      !(ch->flags & (F_PAUSED | F_RESTING))) {
     // Fairness: a bounded number per wakeup; libuv's level-triggered poll
     // brings us back on the next iteration after the other peers had theirs.
     for (unsigned i = 0; i < ch->max_per_wakeup; i++) {
-      if (!(ch->flags & F_STARTED) || (ch->flags & (F_PAUSED | F_CLOSING)))
+      if (!(ch->flags & F_STARTED) ||
+          (ch->flags & (F_PAUSED | F_CLOSING | F_RESTING)))
         break;
       capsa__rx_t rx = {0};
       int r = capsa__core_recv(ch->core, &rx);
@@ -105,7 +127,8 @@ static void on_poll(uv_poll_t *p, int status, int events) {
       }
       if (r == 0) break;
       ch->flags |= F_DISPATCHING;
-      if (rx.reply.id != 0) {
+      bool was_reply = rx.reply.id != 0;
+      if (was_reply) {
         ((capsa_channel_reply_cb)rx.reply.cb)(ch, 0, rx.msg, rx.reply.arg);
         if (!(ch->flags & F_CLOSING)) rearm(ch);
       } else if (ch->on_message) {
@@ -113,6 +136,14 @@ static void on_poll(uv_poll_t *p, int status, int events) {
       }
       ch->flags &= ~F_DISPATCHING;
       capsa__core_release(ch->core, &rx);
+      // Only what the peer sent unasked is charged: an answer to our own
+      // request is work this side chose (and bounded by its requests).
+      if (capped) {
+        uint64_t t = uv_hrtime();
+        if (!was_reply && !capsa__busy_share_charge(&ch->share, t - t0))
+          rest(ch);
+        t0 = t;
+      }
     }
   }
   update_poll(ch);
@@ -139,11 +170,14 @@ int capsa_channel_init(uv_loop_t *loop, capsa_channel_t *ch, int fd,
     return err;
   }
   uv_timer_init(loop, &ch->timer);
+  uv_timer_init(loop, &ch->rest);
   ch->loop = loop;
   ch->poll.data = ch;
   ch->timer.data = ch;
+  ch->rest.data = ch;
   ch->max_per_wakeup = o.max_messages_per_wakeup;
-  ch->handles_open = 2;
+  capsa__busy_share_init(&ch->share, o.max_busy_percent, uv_hrtime());
+  ch->handles_open = 3;
   return 0;
 }
 
@@ -270,7 +304,8 @@ size_t capsa_channel_queued_fds(const capsa_channel_t *ch) {
 
 int capsa_channel_reading(const capsa_channel_t *ch) {
   if (ch == NULL || ch->core == NULL || ch->core->broken) return 0;
-  return (ch->flags & F_STARTED) && !(ch->flags & (F_PAUSED | F_CLOSING));
+  return (ch->flags & F_STARTED) &&
+         !(ch->flags & (F_PAUSED | F_RESTING | F_CLOSING));
 }
 
 static void on_handle_closed(uv_handle_t *h) {
@@ -298,7 +333,9 @@ void capsa_channel_close(capsa_channel_t *ch, capsa_channel_close_cb cb) {
   ch->on_close = cb;
   uv_poll_stop(&ch->poll);
   uv_timer_stop(&ch->timer);
+  uv_timer_stop(&ch->rest);
   capsa_channel_cancel_requests(ch);
   uv_close((uv_handle_t *)&ch->poll, on_handle_closed);
   uv_close((uv_handle_t *)&ch->timer, on_handle_closed);
+  uv_close((uv_handle_t *)&ch->rest, on_handle_closed);
 }

@@ -29,6 +29,10 @@
 // (backpressure: a peer that never reads cannot make us queue without
 // bound). At most max_messages_per_wakeup messages are handled per loop
 // iteration, so one flooding peer cannot starve the others on the loop.
+// With max_busy_percent, the channel also rests (stops reading, a few
+// milliseconds at a time) once handling its unasked messages has taken more
+// than that share of the loop's time (ipc/busy_share.h): a flooding peer
+// then leaves the loop idle, and the machine's cores, for everyone else.
 #ifndef CAPSA_IPC_UV_CHANNEL_H_
 #define CAPSA_IPC_UV_CHANNEL_H_
 
@@ -70,6 +74,14 @@ typedef struct capsa_channel_options {
   capsa_peer_role_t peer;            // default CAPSA_PEER_RENDERER
   size_t max_queued_bytes;           // default 1 MiB
   unsigned max_messages_per_wakeup;  // default 16
+  // Share of the loop's wall time (percent, 1..99) that handling what the
+  // peer sends unasked may take, callbacks included (answers to our own
+  // requests are not counted: that work was asked for). A token bucket of
+  // percent x 0.4 ms: once spent, the channel rests (stops reading) until
+  // it is positive again, at least 1 ms (ipc/busy_share.h). Default 0: no
+  // cap (a channel alone on its loop should run flat out). The host sets
+  // it per kind (capsa_kind_options_t host_share_percent).
+  unsigned max_busy_percent;
   // Apply each accepted handle's declared rights with capsa_rights_limit()
   // before delivering it. Default off on the host (its rights table is per
   // process and it re-delegates handles), on in renderers.
@@ -93,6 +105,12 @@ struct capsa_channel {
   capsa_channel_error_cb on_error;
   capsa_channel_close_cb on_close;
   unsigned max_per_wakeup;
+  uv_timer_t rest;  // ends a rest (max_busy_percent)
+  struct capsa__busy_share {
+    uint32_t percent;  // 1..99; 0 or >= 100: no cap
+    int64_t tokens;    // ns it may still spend; negative: a debt
+    uint64_t stamp;    // uv_hrtime() of the last refill
+  } share;
   int poll_events;
   int handles_open;
   int flags;
@@ -147,8 +165,9 @@ size_t capsa_channel_queued_bytes(const capsa_channel_t *ch);
 size_t capsa_channel_queued_fds(const capsa_channel_t *ch);
 
 // 1 when the channel is reading from its peer now (started, not paused by
-// backpressure, not failed), else 0. A fast-path watch should not wake the
-// loop for ring data the channel will not read yet.
+// backpressure, not resting after its busy share, not failed), else 0. A
+// fast-path watch should not wake the loop for ring data the channel will not
+// read yet.
 int capsa_channel_reading(const capsa_channel_t *ch);
 
 // Calls every outstanding request's callback now with -ECANCELED (reply

@@ -1056,6 +1056,16 @@ TEST_F(HostTest, EveryKindHasFiniteDefaultLimitsAndNoneIsExplicit) {
   EXPECT_EQ(32u, d.limit_queued_fds);
   EXPECT_EQ(256u << 10, d.limit_queued_bytes);
   EXPECT_EQ(64u << 10, d.limit_log_bytes_per_second);
+  EXPECT_EQ(10u, d.host_share_percent);
+  // A share is a percentage (100: no cap): above it is refused.
+  capsa_kind_options_t share = d;
+  share.name = "share";
+  share.arg = (void *)&kTestHandlers;
+  capsa_test::SpeakCommand(&share);
+  share.host_share_percent = 101;
+  EXPECT_EQ(-EINVAL, capsa_host_define_kind(&f_.host, &share));
+  EXPECT_NE(nullptr,
+            strstr(capsa_host_start_error(&f_.host), "host_share_percent 101"));
   ASSERT_EQ(0, capsa_host_start(&f_.host));
   char lim[512];
   ASSERT_GT(capsa_host_limits_summary(&f_.host, lim, sizeof lim), 0);
@@ -1415,6 +1425,10 @@ TEST_F(BrokerTest, DnsFloodIsKilledAtItsBudgetAndOthersAreServed) {
   int flood = Kind("flood", [](capsa_kind_options_t *o) {
     o->allow_dns = true;
     o->max_restarts = 0;
+    // The budget under test, alone: under its share of the host's loop the
+    // flood is read so slowly that lookups of localhost finish before the
+    // next one arrives, and it ends HUNG (it answers no PING) instead.
+    o->host_share_percent = 100;
   });
   int honest = Kind("honest", [](capsa_kind_options_t *o) {
     o->allow_dns = true;

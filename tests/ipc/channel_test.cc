@@ -322,6 +322,91 @@ TEST_F(HostChannel, FloodingPeerDoesNotStarveAnother) {
   close(sp2[1]);
 }
 
+// Spins for `us` microseconds: a handler that costs the loop real time.
+void Burn(uint64_t us) {
+  uint64_t end = uv_hrtime() + us * 1000;
+  while (uv_hrtime() < end) {
+  }
+}
+
+// max_busy_percent: a peer whose unasked messages cost more than its share
+// of the loop is rested (not read) for a while; nothing it sent is lost.
+TEST_F(HostChannel, BusySharePausesAPeerThatCostsTooMuchAndLosesNothing) {
+  for (unsigned percent : {0u, 10u}) {
+    SCOPED_TRACE(percent);
+    capsa_channel_options_t o = {};
+    o.peer = CAPSA_PEER_RENDERER;
+    o.max_busy_percent = percent;
+    Open(&o);
+    on_msg_ = [](capsa_msg_t *) { Burn(200); };  // > 10% of the 0.4 ms window
+    SendRaw(Sample(CAPSA_MSG_HELLO));
+    for (int i = 2; i <= 40; i++) {
+      capsa_msg_t log = Sample(CAPSA_MSG_LOG);
+      log.seq = i;
+      SendRaw(log);
+    }
+    uv_run(&loop_, UV_RUN_NOWAIT);
+    if (percent == 0) {
+      // No cap: a whole batch per wakeup (16, the default), still reading.
+      EXPECT_EQ(16u, got_.size());
+      EXPECT_EQ(1, capsa_channel_reading(&ch_));
+    } else {
+      // The first message spent the bucket: resting, the rest waits.
+      EXPECT_EQ(1u, got_.size());
+      EXPECT_EQ(0, capsa_channel_reading(&ch_));
+    }
+    RunUntil([&] { return got_.size() == 40; }, 20000);
+    EXPECT_EQ(0, err_) << why_;
+    ASSERT_EQ(40u, got_.size());
+    EXPECT_EQ(CAPSA_MSG_HELLO, got_[0]);
+    for (size_t i = 1; i < got_.size(); i++) EXPECT_EQ(CAPSA_MSG_LOG, got_[i]);
+    Close();
+    got_.clear();
+    on_msg_ = nullptr;
+    close(sp_[1]);  // the channel closed sp_[0]; a fresh pair for the next
+    ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp_));
+  }
+}
+
+// Answers to this side's own requests are not charged: the work was asked
+// for, and is bounded by the requests outstanding.
+TEST_F(HostChannel, BusyShareDoesNotChargeAnswersToOurRequests) {
+  capsa_channel_options_t o = {};
+  o.peer = CAPSA_PEER_RENDERER;
+  o.max_busy_percent = 10;
+  Open(&o);
+  SendRaw(Sample(CAPSA_MSG_HELLO));
+  RunUntil([&] { return got_.size() == 1; });
+  ASSERT_EQ(1u, got_.size());
+  static int answered;
+  answered = 0;
+  uint64_t ids[3];
+  for (uint64_t &id : ids) {
+    capsa_msg_t ping;
+    capsa_msg_init(&ping, CAPSA_MSG_PING);
+    ASSERT_EQ(0, capsa_channel_request(
+                     &ch_, &ping, 10000,
+                     [](capsa_channel_t *, int status, capsa_msg_t *, void *) {
+                       EXPECT_EQ(0, status);
+                       Burn(200);
+                       answered++;
+                     },
+                     nullptr));
+    id = ping.request_id;
+  }
+  uint64_t seq = 2;
+  for (uint64_t id : ids) {
+    capsa_msg_t pong = Sample(CAPSA_MSG_PONG);
+    pong.request_id = id;
+    pong.seq = seq++;
+    SendRaw(pong);
+  }
+  uv_run(&loop_, UV_RUN_NOWAIT);
+  EXPECT_EQ(3, answered);  // 600 µs of answers in one wakeup
+  EXPECT_EQ(1, capsa_channel_reading(&ch_));
+  EXPECT_EQ(0, err_) << why_;
+}
+
 TEST(ChannelApi, RefusesWhatIsNotASeqpacketSocket) {
   uv_loop_t loop;
   ASSERT_EQ(0, uv_loop_init(&loop));
