@@ -178,7 +178,8 @@ typedef void (*capsa_host_close_cb)(capsa_host_t *host);
 // grown past it fails with EFBIG) — shared memory then stays within about
 // limit_memory per process (measured: 26 memfds held 54.5 MB under a 64 MiB
 // limit), but a tree of P processes may hold P times that; RLIMIT_NOFILE is
-// per process; RLIMIT_NPROC is per uid (see limit_processes). The tree's
+// per process; RLIMIT_NPROC is per user namespace and uid (see
+// limit_processes). The tree's
 // CPU is counted by the host (above), up to one heartbeat late.
 // capsa_host_limits_summary() says which mechanism is in use and why.
 typedef enum capsa_cgroup_use {
@@ -262,11 +263,18 @@ typedef struct capsa_kind_options {
   //                               (host/capsa_pool.h recycle_after_cpu_ms).
   //   limit_open_files   64      RLIMIT_NOFILE (always).
   //   limit_processes    128     cgroup pids.max (this renderer's tree),
-  //                               else RLIMIT_NPROC: counted per uid in the
-  //                               renderers' user namespace, so shared by
-  //                               every renderer of the host and its zygote;
-  //                               without a user namespace, by every process
-  //                               of that uid, and not enforced for uid 0.
+  //                               else RLIMIT_NPROC, which the kernel counts
+  //                               per user namespace and uid: each renderer
+  //                               gets a user namespace of its own (nested,
+  //                               unmapped), so the count is its own tree's
+  //                               (processes and threads). Where the zygote
+  //                               cannot make one (no user namespaces, or
+  //                               user.max_user_namespaces reached) it is one
+  //                               count for every renderer, and without any
+  //                               user namespace for every process of that
+  //                               uid, not enforced for uid 0.
+  //                               capsa_host_limits_summary() says which
+  //                               ("; processes per renderer ...").
   //   limit_broker_requests  4   "dns:" lookups of this renderer in flight;
   //                               one more: killed, CAPSA_EV_LIMIT "broker
   //                               budget: more than N dns lookups in flight"
@@ -477,8 +485,12 @@ int capsa_renderer_check_pid(pid_t pid, unsigned expect_ns,
 // Valid after start.
 int capsa_host_sandbox_summary(const capsa_host_t *host, char *buf, size_t len);
 // How renderer limits are enforced, one line: "limits: cgroup v2 (DIR:
-// memory,pids)" or "limits: rlimits (cgroup v2: WHY NOT)". Valid after
-// start; returns the length (as snprintf) or -EINVAL / -EAGAIN.
+// memory,pids)" or "limits: rlimits (cgroup v2: WHY NOT); processes per
+// renderer (own user namespace)" — or, where renderers cannot have a user
+// namespace each, "...; processes one count for all renderers (no user
+// namespace each: ENOSPC)" (or "(no user namespace)": the host's namespaces
+// are off or refused). Valid after start; returns the length (as
+// snprintf) or -EINVAL / -EAGAIN.
 int capsa_host_limits_summary(const capsa_host_t *host, char *buf, size_t len);
 // The zygote's pid (host's pid namespace), -1 before start; and how many
 // times a dead or wedged zygote was replaced (on the next spawn).

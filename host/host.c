@@ -1271,8 +1271,22 @@ int capsa_host_limits_summary(const capsa_host_t *host, char *buf, size_t len) {
   if (!host || !host->impl || (!buf && len)) return -EINVAL;
   const struct capsa__host_impl *h = host->impl;
   if (!h->started) return -EAGAIN;
-  if (!h->cg_active)
-    return snprintf(buf, len, "limits: rlimits (cgroup v2: %s)", h->limits_why);
+  if (!h->cg_active) {
+    // RLIMIT_NPROC is counted per user namespace and uid: per renderer only
+    // when each has a user namespace of its own (host/zygote.c).
+    char procs[96];
+    if (h->zygote.own_userns == 0)
+      snprintf(procs, sizeof procs, "per renderer (own user namespace)");
+    else if (h->zygote.own_userns == 1)
+      snprintf(procs, sizeof procs,
+               "one count for all renderers (no user namespace)");
+    else
+      snprintf(procs, sizeof procs,
+               "one count for all renderers (no user namespace each: %s)",
+               strerrorname_np(-h->zygote.own_userns) ?: "?");
+    return snprintf(buf, len, "limits: rlimits (cgroup v2: %s); processes %s",
+                    h->limits_why, procs);
+  }
   char names[64];
   capsa_cgroup_controllers_format(h->cg_controllers, names, sizeof names);
   return snprintf(buf, len, "limits: cgroup v2 (%s: %s)", h->cg_parent,

@@ -51,6 +51,9 @@ struct ready {
   int32_t empty_root_error;
   int32_t staged;    // 1: renderers take only the final capability-mode step
   int32_t baseline;  // not staged: syscalls the zygote's baseline refuses
+  // 0: each renderer in a user namespace of its own; 1: none, since the
+  // zygote is in none (namespaces off or refused); else -errno of the probe
+  int32_t own_userns;
   int32_t kind_error[CAPSA__ZYGOTE_MAX_KINDS];
   struct capsa_capmode_report capmode[CAPSA__ZYGOTE_MAX_KINDS];
 };
@@ -73,6 +76,8 @@ static struct capsa__zygote_kind g_kinds[CAPSA__ZYGOTE_MAX_KINDS];
 static unsigned g_nkinds;
 static struct ready g_ready;
 static unsigned g_namespaces;
+// Each renderer in a nested user namespace of its own (see fork_renderer).
+static bool g_own_userns;
 // Descriptors the compiled policies hold (Landlock rulesets): every renderer
 // keeps them at the same numbers, since capsa_capmode_policy_enter uses them.
 // A ruleset descriptor grants nothing: it can only restrict its holder.
@@ -176,8 +181,13 @@ static int fork_renderer(unsigned k, int chan, struct capsa_ns_child *child,
     return -ENOMEM;
   }
   bool pid_ns = g_kinds[k].pid_namespace;
-  capsa_ns_policy_set_namespaces(p, pid_ns ? CAPSA_NAMESPACE_PID : 0,
-                                 pid_ns ? CAPSA_NAMESPACE_PID : 0);
+  // A user namespace per renderer, nested in ours and unmapped: the kernel
+  // counts RLIMIT_NPROC per user namespace and uid, so without one every
+  // renderer's processes and threads are one count, and a renderer that
+  // forks up to its limit_processes leaves its siblings none.
+  unsigned ns = (pid_ns ? CAPSA_NAMESPACE_PID : 0) |
+                (g_own_userns ? CAPSA_NAMESPACE_USER : 0);
+  capsa_ns_policy_set_namespaces(p, ns, ns);
   capsa_ns_policy_set_clone_parent(p, true);
   capsa_ns_policy_keep_fd(p, chan, CHANNEL_FD);
   capsa_ns_policy_keep_fd(p, ep[1], 2);
@@ -299,15 +309,31 @@ static const capsa_capmode_policy *g_stage;
 // What the zygote does between requests that capability mode refuses. The
 // final step in each renderer refuses them again (ECAPMODE).
 static int add_launcher_rows(capsa_capmode_policy *s) {
-  struct capsa_arg_cmp newpid = {0, CAPSA_CMP_MASKED_EQ, CAPSA_CLONE_NAMESPACES,
-                                 CLONE_NEWPID};
+  // The namespace flags fork_renderer may pass, each set exactly.
+  static const struct {
+    unsigned long flags;
+    const char *reason;
+  } kClones[] = {
+      {CLONE_NEWPID,
+       "zygote: each renderer in a fresh pid namespace (CLONE_NEWPID | "
+       "CLONE_PARENT | CLONE_PIDFD; clone3 is ENOSYS, its flags unseen)"},
+      {CLONE_NEWPID | CLONE_NEWUSER,
+       "zygote: each renderer in a fresh pid namespace and a user namespace "
+       "of its own, unmapped (its own RLIMIT_NPROC count)"},
+      {CLONE_NEWUSER,
+       "zygote: a renderer of a kind without pid namespace, in a user "
+       "namespace of its own, unmapped (its own RLIMIT_NPROC count)"},
+  };
   struct capsa_arg_cmp ambient[2] = {
       {0, CAPSA_CMP_MASKED_EQ, 0xffffffffu, PR_CAP_AMBIENT},
       {1, CAPSA_CMP_MASKED_EQ, 0xffffffffu, PR_CAP_AMBIENT_CLEAR_ALL}};
-  int rc = capsa_capmode_policy_allow_launcher(
-      s, "clone", &newpid, 1,
-      "zygote: each renderer in a fresh pid namespace (CLONE_NEWPID | "
-      "CLONE_PARENT | CLONE_PIDFD; clone3 is ENOSYS, its flags unseen)");
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < sizeof kClones / sizeof kClones[0]; i++) {
+    struct capsa_arg_cmp ns = {0, CAPSA_CMP_MASKED_EQ, CAPSA_CLONE_NAMESPACES,
+                               kClones[i].flags};
+    rc = capsa_capmode_policy_allow_launcher(s, "clone", &ns, 1,
+                                             kClones[i].reason);
+  }
   if (rc == 0)
     rc = capsa_capmode_policy_allow_launcher(
         s, "capset", NULL, 0,
@@ -412,8 +438,28 @@ static void warm_up(void) {
 // g_namespaces, g_empty_root), in either image: compile, stage, report
 // ready, serve. `dirfds` (owned; closed once the policies recorded the
 // directories) are the exec'd image's received directory descriptors.
+// Whether this zygote can give each renderer a user namespace of its own:
+// tried once, with a child that exits at once. 0 or -errno (EPERM in a
+// chroot or without user namespaces, ENOSPC at user.max_user_namespaces,
+// EUSERS at the nesting limit).
+static int probe_own_userns(void) {
+  pid_t pid =
+      (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0UL, NULL, NULL, 0UL);
+  if (pid < 0) return -errno;
+  if (pid == 0) _exit(0);
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return 0;
+}
+
 static int zygote_body(bool baseline_ok, int *dirfds, unsigned ndirfds) {
   signal(SIGPIPE, SIG_IGN);
+  // Only under a user namespace of the zygote's: a host whose namespaces
+  // are off (or refused) gets renderers in none.
+  g_ready.own_userns =
+      (g_namespaces & CAPSA_NAMESPACE_USER) ? probe_own_userns() : 1;
+  g_own_userns = g_ready.own_userns == 0;
   // no_new_privs now: nothing the zygote or a renderer runs can gain
   // privileges (there is no exec in capability mode anyway).
   prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
@@ -760,6 +806,7 @@ static int zygote_start(capsa__zygote *z,
     z->ns.empty_root_error = rd.empty_root_error;
   }
   z->staged = rd.staged == 1;
+  z->own_userns = rd.own_userns > 1 ? -EPROTO : rd.own_userns;
   z->baseline = rd.baseline > 0 ? (unsigned)rd.baseline : 0;
   for (unsigned k = 0; k < nkinds; k++) {
     z->kind_error[k] = rd.kind_error[k];

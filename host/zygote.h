@@ -106,6 +106,11 @@ typedef struct capsa__zygote {
   // Not staged: how many syscalls the zygote's capability-mode baseline
   // refuses for itself and every renderer (0: none installed).
   unsigned baseline;
+  // 0: each renderer is in a user namespace of its own (nested, unmapped),
+  // so RLIMIT_NPROC counts its own tree; 1: none, the zygote is in no user
+  // namespace; else -errno of the zygote's probe. Other than 0, RLIMIT_NPROC
+  // is one count shared by every renderer.
+  int own_userns;
   // A fresh exec of the binary (capsa__zygote_exec_start), not a fork of
   // the caller.
   bool exec;

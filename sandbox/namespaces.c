@@ -564,8 +564,10 @@ int capsa_ns_spawn(const capsa_ns_policy *p, int (*fn)(void *arg), void *arg,
 
 int capsa_ns_fork(const capsa_ns_policy *p, struct capsa_ns_child *child) {
   if (!p || !child) return -EINVAL;
-  if (p->wanted & (CAPSA_NAMESPACE_USER | CAPSA_NAMESPACE_MOUNT))
-    return -EINVAL;  // a zygote is already in those
+  // A zygote is already in its mount namespace. A user namespace here is
+  // nested and left unmapped: it gives the child no identity, only counts
+  // of its own (RLIMIT_NPROC is counted per user namespace and uid).
+  if (p->wanted & CAPSA_NAMESPACE_MOUNT) return -EINVAL;
   unsigned long flags = clone_flags_of(p->wanted) | CLONE_PIDFD;
   if (p->clone_parent) flags |= CLONE_PARENT;
   int pidfd = -1;

@@ -31,10 +31,14 @@
 // returns the report, so nothing is claimed that did not happen.
 //
 // capsa_ns_fork() is the cheap variant for a zygote that is already in its
-// namespaces: one clone3 (optionally CLONE_PARENT | CLONE_NEWPID), setsid,
-// pdeathsig, descriptors, no round trip. Where clone3 answers ENOSYS (a
-// zygote in capability mode's launcher stage) it uses clone, whose flags
-// seccomp can check.
+// namespaces: one clone3 (optionally CLONE_PARENT | CLONE_NEWPID |
+// CLONE_NEWUSER), setsid, pdeathsig, descriptors, no round trip. A user
+// namespace made here is nested in the caller's and left unmapped (the child
+// shows the overflow uid inside; outside it keeps the caller's): what it
+// gives is counts of its own, RLIMIT_NPROC above all, which the kernel keeps
+// per user namespace and uid. Its capabilities there are dropped too. Where
+// clone3 answers ENOSYS (a zygote in capability mode's launcher stage) it uses
+// clone, whose flags seccomp can check.
 //
 // The child is a copy of the caller without exec: call these from a process
 // whose other threads cannot hold libc locks (single-threaded, as a zygote),

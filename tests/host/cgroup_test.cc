@@ -664,10 +664,29 @@ struct HostRun {
   }
 };
 
+// The summary without its rlimits tail "; processes ...", which is checked
+// here: per renderer, or one count with the reason.
 std::string Summary(HostRun *s) {
   char line[512];
   int n = capsa_host_limits_summary(&s->host, line, sizeof line);
-  return n > 0 ? line : "error " + std::to_string(n);
+  if (n <= 0) return "error " + std::to_string(n);
+  std::string l = line;
+  size_t at = l.find("; processes ");
+  if (l.rfind("limits: rlimits", 0) != 0) {
+    EXPECT_EQ(std::string::npos, at) << l;
+    return l;
+  }
+  EXPECT_NE(std::string::npos, at)
+      << "rlimits, but no word on processes: " << l;
+  if (at == std::string::npos) return l;
+  std::string procs = l.substr(at + 12);
+  EXPECT_TRUE(procs == "per renderer (own user namespace)" ||
+              procs == "one count for all renderers (no user namespace)" ||
+              procs.rfind("one count for all renderers (no user namespace "
+                          "each: E",
+                          0) == 0)
+      << procs;
+  return l.substr(0, at);
 }
 
 // Without a usable cgroup v2 for memory (this machine: the controller is

@@ -163,6 +163,22 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
       }
     }
     capsa_rctx_log(r, CAPSA_LOG_INFO, "memfds=%d held=%llu", n, held);
+  } else if (cmd == "forkmax") {
+    // Processes until fork is refused (at most 1000, so that a kind whose
+    // limit does not hold cannot take the machine's process table); the
+    // children wait, holding their slots, until the renderer's tree dies.
+    int n = 0, err = 0;
+    for (; n < 1000; n++) {
+      pid_t c = fork();
+      if (c < 0) {
+        err = errno;
+        break;
+      }
+      if (c == 0)
+        for (;;) pause();
+    }
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "forked=%d errno=%d", n, err);
+    for (;;) pause();
   } else if (cmd == "burn4") {
     // Four children that each burn CPU; the renderer itself only waits.
     for (int i = 0; i < 4; i++) {
@@ -337,6 +353,7 @@ CAPSA_RENDERER_KIND(k_flat, "flat", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_inited, "inited", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_queuer, "queuer", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_zeroed, "zeroed", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_forker, "forker", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_fds, "fds", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_flood, "flood", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_forger, "forger", capsa_renderer_main, &kTestHandlers)
@@ -800,6 +817,11 @@ TEST_F(HostTest, NamespacesTurnedOffAreReported) {
   ASSERT_GT(capsa_host_sandbox_summary(&f_.host, line, sizeof line), 0);
   EXPECT_NE(nullptr, strstr(line, "user=off")) << line;
   EXPECT_NE(nullptr, strstr(line, "root=host")) << line;
+  ASSERT_GT(capsa_host_limits_summary(&f_.host, line, sizeof line), 0);
+  EXPECT_NE(nullptr, strstr(line,
+                            "processes one count for all renderers "
+                            "(no user namespace)"))
+      << line;
   capsa_renderer_t *r = Spawn(k, "open");
   ASSERT_TRUE(RunUntil([&] { return !Logs().empty(); }, 10000)) << Dump();
   EXPECT_EQ(0u, f_.ready_reports[r].namespaces);
@@ -1446,6 +1468,75 @@ TEST_F(BrokerTest, DnsFloodIsKilledAtItsBudgetAndOthersAreServed) {
   ASSERT_TRUE(RunUntil([&] { return !Logs(1).empty(); }, 10000)) << Dump();
   EXPECT_EQ(0u, Logs(1)[0].find("dns:localhost status=0 inline="))
       << Logs(1)[0];
+}
+
+// A renderer that forks until its process limit refuses it (the attack that
+// once made the host's next dns: lookup abort the host inside libuv): while
+// it and its children still hold every slot they could take, the host
+// spawns renderers of another kind and of its own, and serves a lookup; and
+// where each renderer has a user namespace of its own (RLIMIT_NPROC is
+// counted per user namespace and uid) the sibling of its kind still forks
+// up to the same limit. Before, that sibling could fork nothing at all.
+TEST_F(BrokerTest, ProcessExhaustingRendererLeavesDnsSpawnsAndSiblingsWorking) {
+  int forker = Kind("forker", [](capsa_kind_options_t *o) {
+    o->heartbeat_timeout_ms = 30000;  // it must outlive the rest of the test
+  });
+  int honest = Kind("honest", [](capsa_kind_options_t *o) {
+    o->allow_dns = true;
+    o->arg = (void *)&dns_h;
+  });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  char sb[1024], lim[512];
+  ASSERT_GT(capsa_host_sandbox_summary(&f_.host, sb, sizeof sb), 0);
+  ASSERT_GT(capsa_host_limits_summary(&f_.host, lim, sizeof lim), 0);
+  printf("%s\n", lim);
+  const bool rlimits = strncmp(lim, "limits: rlimits", 15) == 0;
+  const bool own_count = !rlimits || strstr(lim, "processes per renderer");
+  // The zygote is in a user namespace: one more, nested, is there to have.
+  if (rlimits && strstr(sb, "user=yes") != nullptr) {
+    EXPECT_TRUE(own_count) << lim << " / " << sb;
+  }
+  if (getuid() != 0 && strstr(sb, "user=no") != nullptr && rlimits)
+    GTEST_SKIP() << "no user namespace and no cgroup pids controller: "
+                    "RLIMIT_NPROC is one count for every process of uid "
+                 << getuid()
+                 << ", so this renderer would block every spawn "
+                    "(documented at limit_processes): "
+                 << sb;
+  capsa_renderer_t *bomb = Spawn(forker, "forkmax");
+  ASSERT_TRUE(RunUntil([&] { return !Logs(0).empty(); }, 20000)) << Dump();
+  const std::string forked = Logs(0)[0];
+  printf("process-exhausting renderer: %s\n", forked.c_str());
+  bool refused =
+      forked.find(" errno=" + std::to_string(EAGAIN)) != std::string::npos;
+  if (!refused) {
+    // RLIMIT_NPROC does not bind uid 0 outside a user namespace (documented
+    // at limit_processes); anywhere else the fork must have been refused.
+    char ns[64], own[64];
+    std::string path =
+        "/proc/" + std::to_string(capsa_renderer_pid(bomb)) + "/ns/user";
+    ssize_t a = readlink(path.c_str(), ns, sizeof ns - 1);
+    ssize_t b = readlink("/proc/self/ns/user", own, sizeof own - 1);
+    ASSERT_TRUE(getuid() == 0 && a > 0 && b > 0 &&
+                std::string(ns, (size_t)a) == std::string(own, (size_t)b))
+        << "its fork was never refused: " << forked;
+    printf("(uid 0 without a user namespace: RLIMIT_NPROC does not bind)\n");
+  }
+  Spawn(honest);
+  Spawn(forker, "forkmax");  // a sibling of its own kind, same zygote
+  ASSERT_TRUE(
+      RunUntil([&] { return !Logs(1).empty() && !Logs(2).empty(); }, 20000))
+      << Dump();
+  EXPECT_EQ(0u, Logs(1)[0].find("dns:localhost status=0 inline="))
+      << Logs(1)[0];
+  printf("its sibling: %s\n", Logs(2)[0].c_str());
+  if (own_count && refused) {
+    EXPECT_EQ(forked, Logs(2)[0]) << "the sibling's process count is not "
+                                     "its own";
+  } else {
+    printf("(processes are one count here: the sibling gets what is left)\n");
+  }
+  EXPECT_EQ(nullptr, Find(CAPSA_EV_CLOSED, 0)) << "the forker ended early";
 }
 
 // Renderers that request files and never read the answers are killed at
