@@ -222,6 +222,17 @@ typedef struct capsa_host_options {
   // renderer then starts with — reported by capsa_host_image(). Only for
   // tests and kinds whose entry is not static.
   bool allow_forked_zygote;
+  // Processes and threads of all renderers together (every tree, spares
+  // and the zygote included): the zygote's RLIMIT_NPROC, which each
+  // renderer's own user namespace records as its ceiling when it is made,
+  // and which the zygote's forks meet too. Each kind's limit_processes holds
+  // per renderer below it. Past it a renderer's fork or thread fails with
+  // EAGAIN and a spawn fails (CAPSA_EV_SPAWN_FAILED / -EAGAIN); the host's
+  // own processes are not counted (a host whose uid the renderers share
+  // keeps its headroom for threads: this is a part of its own RLIMIT_NPROC,
+  // never more). 0: the default, 4096; CAPSA_LIMIT_NONE: the host's own
+  // RLIMIT_NPROC, inherited.
+  uint64_t limit_renderer_processes;
 } capsa_host_options_t;
 
 void capsa_host_options_init(capsa_host_options_t *o);
@@ -291,9 +302,9 @@ typedef struct capsa_kind_options {
   //                               than N bytes per second". Nothing is
   //                               dropped silently.
   // Budgets of the host as a whole (not per kind): 16 dns lookups in flight
-  // (beyond: answered -EBUSY at once) and 128 queued descriptors (an answer
+  // (beyond: answered -EBUSY at once), 128 queued descriptors (an answer
   // that would queue past it is -EBUSY; a renderer whose queue is empty is
-  // always served).
+  // always served) and capsa_host_options_t.limit_renderer_processes.
   uint64_t limit_memory;       // bytes
   uint64_t limit_cpu_seconds;  // seconds of CPU, per process
   uint64_t limit_open_files;   // descriptors
@@ -489,8 +500,8 @@ int capsa_host_sandbox_summary(const capsa_host_t *host, char *buf, size_t len);
 // renderer (own user namespace)" — or, where renderers cannot have a user
 // namespace each, "...; processes one count for all renderers (no user
 // namespace each: ENOSPC)" (or "(no user namespace)": the host's namespaces
-// are off or refused). Valid after start; returns the length (as
-// snprintf) or -EINVAL / -EAGAIN.
+// are off or refused; "(the kernel counts per uid)": before Linux 5.14). Valid
+// after start; returns the length (as snprintf) or -EINVAL / -EAGAIN.
 int capsa_host_limits_summary(const capsa_host_t *host, char *buf, size_t len);
 // The zygote's pid (host's pid namespace), -1 before start; and how many
 // times a dead or wedged zygote was replaced (on the next spawn).

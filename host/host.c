@@ -662,16 +662,24 @@ static void on_channel_error(capsa_channel_t *ch, int err, const char *why) {
   uv_timer_start(&r->timer, on_linger, LINGER_MS, 0);
 }
 
+// capsa_host_options_t.limit_renderer_processes as the zygote's rlimit.
+static rlim_t nproc_total(const struct capsa__host_impl *h) {
+  uint64_t n = h->opts.limit_renderer_processes;
+  if (n == 0) return CAPSA__DEFAULT_RENDERER_PROCESSES;
+  return n == CAPSA_LIMIT_NONE ? RLIM_INFINITY : (rlim_t)n;
+}
+
 static int start_zygote(struct capsa__host_impl *h) {
-  int err = h->image_exec
-                ? capsa__zygote_exec_start(
-                      &h->zygote, h->zkinds, h->nkinds,
-                      h->opts.namespaces_wanted, h->opts.namespaces_required,
-                      h->opts.empty_root, STDERR_FILENO, capsa__exe_fd())
-                : capsa__zygote_start(&h->zygote, h->zkinds, h->nkinds,
-                                      h->opts.namespaces_wanted,
-                                      h->opts.namespaces_required,
-                                      h->opts.empty_root, STDERR_FILENO);
+  int err =
+      h->image_exec
+          ? capsa__zygote_exec_start(
+                &h->zygote, h->zkinds, h->nkinds, h->opts.namespaces_wanted,
+                h->opts.namespaces_required, h->opts.empty_root, STDERR_FILENO,
+                capsa__exe_fd(), nproc_total(h))
+          : capsa__zygote_start(&h->zygote, h->zkinds, h->nkinds,
+                                h->opts.namespaces_wanted,
+                                h->opts.namespaces_required, h->opts.empty_root,
+                                STDERR_FILENO, nproc_total(h));
   // Renderers of a staged zygote inherit its filters; the outside check
   // then wants one more, the renderer's final step.
   capsa_renderer_check_t z;
@@ -1280,6 +1288,9 @@ int capsa_host_limits_summary(const capsa_host_t *host, char *buf, size_t len) {
     else if (h->zygote.own_userns == 1)
       snprintf(procs, sizeof procs,
                "one count for all renderers (no user namespace)");
+    else if (h->zygote.own_userns == 2)
+      snprintf(procs, sizeof procs,
+               "one count for all renderers (the kernel counts per uid)");
     else
       snprintf(procs, sizeof procs,
                "one count for all renderers (no user namespace each: %s)",

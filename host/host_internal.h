@@ -159,6 +159,8 @@ void capsa__broker_free_fonts(struct capsa__host_impl *h);
 #define CAPSA__DEFAULT_CPU_SECONDS 300u
 #define CAPSA__DEFAULT_OPEN_FILES 64u
 #define CAPSA__DEFAULT_PROCESSES 128u
+// capsa_host_options_t.limit_renderer_processes: all renderers together.
+#define CAPSA__DEFAULT_RENDERER_PROCESSES 4096u
 #define CAPSA__DEFAULT_LOG_BYTES_PER_SECOND (64u << 10)
 #define CAPSA__DEFAULT_HOST_SHARE_PERCENT 10u
 // What a LOG message costs beyond its text (so empty ones are not free).

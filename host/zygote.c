@@ -52,7 +52,8 @@ struct ready {
   int32_t staged;    // 1: renderers take only the final capability-mode step
   int32_t baseline;  // not staged: syscalls the zygote's baseline refuses
   // 0: each renderer in a user namespace of its own; 1: none, since the
-  // zygote is in none (namespaces off or refused); else -errno of the probe
+  // zygote is in none (namespaces off or refused); 2 (PROBE_PER_UID): none,
+  // since this kernel counts RLIMIT_NPROC per uid; else -errno of the probe
   int32_t own_userns;
   int32_t kind_error[CAPSA__ZYGOTE_MAX_KINDS];
   struct capsa_capmode_report capmode[CAPSA__ZYGOTE_MAX_KINDS];
@@ -67,7 +68,23 @@ struct boot {
   // from outside a renderer that never took its own step (final step, or
   // its policy in full) would look filtered.
   bool baseline_ok;
+  rlim_t nproc_total;  // the zygote's RLIMIT_NPROC; RLIM_INFINITY: inherited
 };
+
+// In the launcher's child, before anything else (and so before an exec,
+// which keeps it): the zygote's own RLIMIT_NPROC, lowered to the host's
+// total for renderers. Each renderer's user namespace records it as the
+// ceiling of the zygote namespace's count, where every renderer's processes
+// meet. Never raised (that needs CAP_SYS_RESOURCE outside).
+static int apply_nproc_total(const struct boot *b) {
+  if (b->nproc_total == RLIM_INFINITY) return 0;
+  struct rlimit r;
+  if (getrlimit(RLIMIT_NPROC, &r) < 0) return -errno;
+  if (b->nproc_total < r.rlim_max) r.rlim_max = b->nproc_total;
+  if (b->nproc_total < r.rlim_cur) r.rlim_cur = b->nproc_total;
+  if (r.rlim_cur > r.rlim_max) r.rlim_cur = r.rlim_max;
+  return setrlimit(RLIMIT_NPROC, &r) < 0 ? -errno : 0;
+}
 
 // --- in the zygote ----------------------------------------------------------
 
@@ -434,25 +451,41 @@ static void warm_up(void) {
   close(sv[1]);
 }
 
-// Everything the zygote does once its kinds are known (g_kinds, g_nkinds,
-// g_namespaces, g_empty_root), in either image: compile, stage, report
-// ready, serve. `dirfds` (owned; closed once the policies recorded the
-// directories) are the exec'd image's received directory descriptors.
-// Whether this zygote can give each renderer a user namespace of its own:
-// tried once, with a child that exits at once. 0 or -errno (EPERM in a
-// chroot or without user namespaces, ENOSPC at user.max_user_namespaces,
-// EUSERS at the nesting limit).
+// Whether a user namespace of its own gives each renderer its own process
+// count, tried once: a child in a new user namespace lowers RLIMIT_NPROC to
+// 2 and forks. Counted per user namespace (Linux 5.14+) that is its second
+// process; counted per uid (older kernels) the zygote makes it the third,
+// and the fork is refused. 0; PROBE_PER_UID; or -errno of the clone (EPERM
+// in a chroot or without user namespaces, ENOSPC at
+// user.max_user_namespaces, EUSERS at the nesting limit).
+#define PROBE_PER_UID 2
 static int probe_own_userns(void) {
   pid_t pid =
       (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0UL, NULL, NULL, 0UL);
   if (pid < 0) return -errno;
-  if (pid == 0) _exit(0);
-  int st;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  if (pid == 0) {
+    struct rlimit two = {2, 2};
+    if (setrlimit(RLIMIT_NPROC, &two) < 0) _exit(1);
+    pid_t g = fork();
+    if (g == 0) _exit(0);
+    if (g < 0) _exit(errno == EAGAIN ? PROBE_PER_UID : 1);
+    int gst;
+    while (waitpid(g, &gst, 0) < 0 && errno == EINTR) {
+    }
+    _exit(0);
   }
-  return 0;
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) return -errno;
+  if (!WIFEXITED(st)) return -EPROTO;
+  if (WEXITSTATUS(st) == 0) return 0;
+  return WEXITSTATUS(st) == PROBE_PER_UID ? PROBE_PER_UID : -EPROTO;
 }
 
+// Everything the zygote does once its kinds are known (g_kinds, g_nkinds,
+// g_namespaces, g_empty_root), in either image: compile, stage, report
+// ready, serve. `dirfds` (owned; closed once the policies recorded the
+// directories) are the exec'd image's received directory descriptors.
 static int zygote_body(bool baseline_ok, int *dirfds, unsigned ndirfds) {
   signal(SIGPIPE, SIG_IGN);
   // Only under a user namespace of the zygote's: a host whose namespaces
@@ -520,6 +553,7 @@ static int zygote_body(bool baseline_ok, int *dirfds, unsigned ndirfds) {
 // memory already.
 static int zygote_main(void *arg) {
   const struct boot *b = arg;
+  if (apply_nproc_total(b) < 0) return 1;
   memcpy(g_kinds, b->kinds, b->nkinds * sizeof g_kinds[0]);
   g_nkinds = b->nkinds;
   struct capsa_ns_report self;
@@ -647,7 +681,7 @@ _Noreturn void capsa__zygote_image_main(void) {
 // control socket at 3 and the binary at 4 (all others closed by the
 // launcher; closed again here so that nothing else can reach the image).
 static int exec_zygote(void *arg) {
-  (void)arg;
+  if (apply_nproc_total(arg) < 0) return 127;
   syscall(SYS_close_range, EXE_FD + 1, ~0u, 0);
   // The binary's own descriptor goes with the exec.
   if (fcntl(EXE_FD, F_SETFD, FD_CLOEXEC) < 0) return 127;
@@ -729,7 +763,8 @@ static bool seccomp_filters_visible(void) {
 static int zygote_start(capsa__zygote *z,
                         const struct capsa__zygote_kind *kinds, unsigned nkinds,
                         unsigned ns_wanted, unsigned ns_required,
-                        bool empty_root, int stderr_fd, int exe_fd) {
+                        bool empty_root, int stderr_fd, int exe_fd,
+                        rlim_t nproc_total) {
   if (!z || (!kinds && nkinds) || nkinds > CAPSA__ZYGOTE_MAX_KINDS)
     return -EINVAL;
   memset(z, 0, sizeof *z);
@@ -758,7 +793,7 @@ static int zygote_start(capsa__zygote *z,
   if (err == 0 && stderr_fd >= 0)
     err = capsa_ns_policy_keep_fd(p, stderr_fd, 2);
   if (err == 0) err = capsa_ns_policy_set_keep_caps(p, true);
-  struct boot b = {kinds, nkinds, seccomp_filters_visible()};
+  struct boot b = {kinds, nkinds, seccomp_filters_visible(), nproc_total};
   struct capsa_ns_report rep;
   memset(&rep, 0, sizeof rep);
   struct capsa_ns_child c;
@@ -806,7 +841,7 @@ static int zygote_start(capsa__zygote *z,
     z->ns.empty_root_error = rd.empty_root_error;
   }
   z->staged = rd.staged == 1;
-  z->own_userns = rd.own_userns > 1 ? -EPROTO : rd.own_userns;
+  z->own_userns = rd.own_userns > 2 ? -EPROTO : rd.own_userns;
   z->baseline = rd.baseline > 0 ? (unsigned)rd.baseline : 0;
   for (unsigned k = 0; k < nkinds; k++) {
     z->kind_error[k] = rd.kind_error[k];
@@ -818,19 +853,19 @@ static int zygote_start(capsa__zygote *z,
 int capsa__zygote_start(capsa__zygote *z,
                         const struct capsa__zygote_kind *kinds, unsigned nkinds,
                         unsigned ns_wanted, unsigned ns_required,
-                        bool empty_root, int stderr_fd) {
+                        bool empty_root, int stderr_fd, rlim_t nproc_total) {
   return zygote_start(z, kinds, nkinds, ns_wanted, ns_required, empty_root,
-                      stderr_fd, -1);
+                      stderr_fd, -1, nproc_total);
 }
 
 int capsa__zygote_exec_start(capsa__zygote *z,
                              const struct capsa__zygote_kind *kinds,
                              unsigned nkinds, unsigned ns_wanted,
                              unsigned ns_required, bool empty_root,
-                             int stderr_fd, int exe_fd) {
+                             int stderr_fd, int exe_fd, rlim_t nproc_total) {
   if (exe_fd < 0) return -EBADF;
   return zygote_start(z, kinds, nkinds, ns_wanted, ns_required, empty_root,
-                      stderr_fd, exe_fd);
+                      stderr_fd, exe_fd, nproc_total);
 }
 
 int capsa__zygote_fork(capsa__zygote *z, unsigned kind, int channel_fd,

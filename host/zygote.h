@@ -108,7 +108,8 @@ typedef struct capsa__zygote {
   unsigned baseline;
   // 0: each renderer is in a user namespace of its own (nested, unmapped),
   // so RLIMIT_NPROC counts its own tree; 1: none, the zygote is in no user
-  // namespace; else -errno of the zygote's probe. Other than 0, RLIMIT_NPROC
+  // namespace; 2: none, the kernel counts RLIMIT_NPROC per uid (before
+  // Linux 5.14); else -errno of the zygote's probe. Other than 0, RLIMIT_NPROC
   // is one count shared by every renderer.
   int own_userns;
   // A fresh exec of the binary (capsa__zygote_exec_start), not a fork of
@@ -125,10 +126,13 @@ typedef struct capsa__zygote {
 // the zygote's own fd 2, or -1 for /dev/null; renderers never get it (each
 // has a pipe of its own, see capsa__zygote_fork). Returns 0 or -errno
 // (-ETIMEDOUT when the zygote does not report ready in 5 s).
+// `nproc_total` is the zygote's own RLIMIT_NPROC (lowered to it, never
+// raised; RLIM_INFINITY: inherited): the ceiling of all renderers' processes
+// and threads together (capsa_host_options_t.limit_renderer_processes).
 int capsa__zygote_start(capsa__zygote *z,
                         const struct capsa__zygote_kind *kinds, unsigned nkinds,
                         unsigned ns_wanted, unsigned ns_required,
-                        bool empty_root, int stderr_fd);
+                        bool empty_root, int stderr_fd, rlim_t nproc_total);
 
 // The same, but the zygote is a fresh image: the launcher's child execs
 // `exe_fd` (borrowed; the binary, as capsa_main opened it) with argv
@@ -144,7 +148,7 @@ int capsa__zygote_exec_start(capsa__zygote *z,
                              const struct capsa__zygote_kind *kinds,
                              unsigned nkinds, unsigned ns_wanted,
                              unsigned ns_required, bool empty_root,
-                             int stderr_fd, int exe_fd);
+                             int stderr_fd, int exe_fd, rlim_t nproc_total);
 
 // In the exec'd image, called by capsa_main (argv[0] "capsa-zygote", the
 // control socket at fd 3): receives the configuration and serves the host.

@@ -375,7 +375,8 @@ int capsa_bench_spawn(int argc, char **argv) {
   kind[1].capmode = no_capmode ? NULL : capsa_capmode_policy_new();
   kind[1].keep_spare = true;
   capsa_features_get();
-  int zerr = capsa__zygote_start(&z, kind, 2, CAPSA_NAMESPACE_ALL, 0, true, -1);
+  int zerr = capsa__zygote_start(&z, kind, 2, CAPSA_NAMESPACE_ALL, 0, true, -1,
+                                 RLIM_INFINITY);
   // The embedder's view: a host per row, each with its own zygote, open
   // only during its rows of each round (a process holding hosts forks more
   // slowly: the baseline is measured without them).

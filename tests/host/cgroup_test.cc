@@ -682,6 +682,9 @@ std::string Summary(HostRun *s) {
   std::string procs = l.substr(at + 12);
   EXPECT_TRUE(procs == "per renderer (own user namespace)" ||
               procs == "one count for all renderers (no user namespace)" ||
+              procs ==
+                  "one count for all renderers (the kernel counts per "
+                  "uid)" ||
               procs.rfind("one count for all renderers (no user namespace "
                           "each: E",
                           0) == 0)
