@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -25,6 +26,7 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <map>
 #include <ostream>
 #include <set>
@@ -272,6 +274,27 @@ int CountFds() {
   return n - 1;  // the DIR's own descriptor
 }
 
+// Resident set of this process, kB (/proc/self/statm), or -1.
+long RssKb() {
+  FILE *f = fopen("/proc/self/statm", "re");
+  if (!f) return -1;
+  long size = 0, resident = -1;
+  if (fscanf(f, "%ld %ld", &size, &resident) != 2) resident = -1;
+  fclose(f);
+  return resident < 0 ? -1 : resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+// What the host may hold while one renderer misbehaves next to three
+// healthy ones, over what it held before the host existed. Descriptors: per
+// renderer its channel, pidfd and stderr pipe (3), the zygote's socket and
+// pidfd, libuv's own (epoll, async pipes, the signal pipe, timers fd: 8 at
+// most), and the host's budget of 128 descriptors queued toward renderers.
+// Memory: the queues' budgets (256 KiB per renderer) and LOG events in
+// flight are small; 16 MiB leaves room for the allocator (measured: at most
+// 3 MB), ASan's quarantine 128 MiB (once a renderer's unbounded dns: queue
+// grew the host by ~40 MB/s).
+constexpr int kFdBound = 4 * 3 + 2 + 8 + 128;
+
 struct Fault {
   const char *cmd;
   std::set<capsa_host_event_type_t> accepted;  // the faulty one's fate
@@ -352,6 +375,11 @@ TEST_P(FaultTest, HostSurvivesHealthyStayExact) {
   }
   const int fds_before = CountFds();
   const std::string before_list = ListFds();
+  const long rss_before = RssKb();
+  const long kRssBoundKb = kAsan ? (128l << 10) : (16l << 10);
+  int fds_peak = fds_before;
+  long rss_peak = rss_before;
+  uint64_t sampled = 0;
   uv_loop_t loop;
   ASSERT_EQ(0, uv_loop_init(&loop));
   State s;
@@ -381,6 +409,11 @@ TEST_P(FaultTest, HostSurvivesHealthyStayExact) {
     while (!done()) {
       uv_update_time(&loop);
       if (uv_now(&loop) > end) return false;
+      if (uv_now(&loop) >= sampled + 5) {  // the host's holdings, sampled
+        sampled = uv_now(&loop);
+        fds_peak = std::max(fds_peak, CountFds());
+        rss_peak = std::max(rss_peak, RssKb());
+      }
       uv_run(&loop, UV_RUN_ONCE);
     }
     return true;
@@ -490,6 +523,14 @@ TEST_P(FaultTest, HostSurvivesHealthyStayExact) {
   EXPECT_EQ(0, uv_loop_close(&loop));
   EXPECT_EQ(fds_before, CountFds()) << "the host leaked descriptors: before "
                                     << before_list << " after " << ListFds();
+  printf(
+      "%s: host peak %d descriptors over %d before (bound %d), RSS %ld kB "
+      "over %ld kB (bound %ld kB)\n",
+      f.cmd, fds_peak - fds_before, fds_before, kFdBound, rss_peak - rss_before,
+      rss_before, kRssBoundKb);
+  EXPECT_LE(fds_peak - fds_before, kFdBound);
+  ASSERT_GT(rss_before, 0);
+  EXPECT_LE(rss_peak - rss_before, kRssBoundKb);
 }
 
 // A renderer that forks (fork is allowed in capability mode) must find its
