@@ -17,10 +17,10 @@
 // the average share (measured with capsa bench host: a 100 us burst at 25%
 // left the siblings' PING p99 at 3.2-3.4x the run without the flooder, a
 // 40 us one at 10% at 1.43-1.97x over nine runs, 20 us at 5% at 1.69x).
-// Burst and debt are both
-// bounded by one burst, so a rest lasts at most one window
-// (CAPSA__BUSY_WINDOW_NS) plus the timer's rounding (libuv timers count whole
-// milliseconds, so at least 1 ms), whatever one slow callback cost. Only
+// Burst and debt are both bounded by one burst, so a rest lasts at most one
+// window (CAPSA__BUSY_WINDOW_NS) plus the timer's rounding (libuv timers
+// count whole milliseconds, so at least 1 ms), whatever one slow callback
+// cost. Only
 // messages the peer sent unasked are charged (ipc/uv_channel.c).
 #ifndef CAPSA_IPC_BUSY_SHARE_H_
 #define CAPSA_IPC_BUSY_SHARE_H_
