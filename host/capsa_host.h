@@ -327,11 +327,10 @@ typedef struct capsa_kind_options {
   // bench host: their PING p99 went from 5.7-6.3x to 1.43-1.97x here,
   // nine runs). Default 10; 100: no cap (0: the default; above 100:
   // -EINVAL). k flooding renderers together take up to k times the share.
-  // What it misses: a
-  // message whose callback alone costs more than a burst is charged one
-  // burst (so that one slow callback never rests a renderer for long), so
-  // such messages are only spaced 1-2 ms apart; what the embedder's own
-  // handlers cost per message is theirs to bound.
+  // What it misses: a message whose callback alone costs more than a burst
+  // is charged one burst (so that one slow callback never rests a renderer
+  // for long), so such messages are only spaced 1-2 ms apart; what the
+  // embedder's own handlers cost per message is theirs to bound.
   unsigned host_share_percent;
   unsigned heartbeat_ms;          // 0: no watchdog (default 1000)
   unsigned heartbeat_timeout_ms;  // default 5000
