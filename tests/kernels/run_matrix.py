@@ -185,7 +185,9 @@ def build_initramfs(out_dir, probe, args):
              copy_into(stage, "/usr/bin/gzip"), copy_into(stage, "/usr/bin/cmp")]
     # The build: capsa, the test binaries, the manifest, at the same path.
     manifest = os.path.join(out_dir, "tests.manifest")
-    binaries = ["capsa"] + [l.split()[0] for l in open(manifest) if l.strip()]
+    # convert_example: host_tests' IfaceExample runs it as the README does.
+    binaries = ["capsa", "convert_example"] + [
+        l.split()[0] for l in open(manifest) if l.strip()]
     for b in binaries:
         elves.append(copy_into(stage, os.path.join(out_dir, b)))
     for f in ["tests.manifest", "build.ninja"]:
