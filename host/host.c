@@ -1283,12 +1283,12 @@ int capsa_host_limits_summary(const capsa_host_t *host, char *buf, size_t len) {
     // RLIMIT_NPROC is counted per user namespace and uid: per renderer only
     // when each has a user namespace of its own (host/zygote.c).
     char procs[96];
-    if (h->zygote.own_userns == 0)
+    if (h->zygote.own_userns == CAPSA__OWN_USERNS)
       snprintf(procs, sizeof procs, "per renderer (own user namespace)");
-    else if (h->zygote.own_userns == 1)
+    else if (h->zygote.own_userns == CAPSA__OWN_USERNS_NONE)
       snprintf(procs, sizeof procs,
                "one count for all renderers (no user namespace)");
-    else if (h->zygote.own_userns == 2)
+    else if (h->zygote.own_userns == CAPSA__OWN_USERNS_PER_UID)
       snprintf(procs, sizeof procs,
                "one count for all renderers (the kernel counts per uid)");
     else

@@ -49,12 +49,9 @@ struct ready {
   // An exec'd zygote builds its empty root itself (see image_main).
   int32_t empty_root;
   int32_t empty_root_error;
-  int32_t staged;    // 1: renderers take only the final capability-mode step
-  int32_t baseline;  // not staged: syscalls the zygote's baseline refuses
-  // 0: each renderer in a user namespace of its own; 1: none, since the
-  // zygote is in none (namespaces off or refused); 2 (PROBE_PER_UID): none,
-  // since this kernel counts RLIMIT_NPROC per uid; else -errno of the probe
-  int32_t own_userns;
+  int32_t staged;      // 1: renderers take only the final capability-mode step
+  int32_t baseline;    // not staged: syscalls the zygote's baseline refuses
+  int32_t own_userns;  // capsa__zygote.own_userns (host/zygote.h)
   int32_t kind_error[CAPSA__ZYGOTE_MAX_KINDS];
   struct capsa_capmode_report capmode[CAPSA__ZYGOTE_MAX_KINDS];
 };
@@ -455,10 +452,9 @@ static void warm_up(void) {
 // count, tried once: a child in a new user namespace lowers RLIMIT_NPROC to
 // 2 and forks. Counted per user namespace (Linux 5.14+) that is its second
 // process; counted per uid (older kernels) the zygote makes it the third,
-// and the fork is refused. 0; PROBE_PER_UID; or -errno of the clone (EPERM
-// in a chroot or without user namespaces, ENOSPC at
-// user.max_user_namespaces, EUSERS at the nesting limit).
-#define PROBE_PER_UID 2
+// and the fork is refused. CAPSA__OWN_USERNS, CAPSA__OWN_USERNS_PER_UID, or
+// -errno of the clone (EPERM in a chroot or without user namespaces, ENOSPC
+// at user.max_user_namespaces, EUSERS at the nesting limit).
 static int probe_own_userns(void) {
   pid_t pid =
       (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0UL, NULL, NULL, 0UL);
@@ -468,7 +464,7 @@ static int probe_own_userns(void) {
     if (setrlimit(RLIMIT_NPROC, &two) < 0) _exit(1);
     pid_t g = fork();
     if (g == 0) _exit(0);
-    if (g < 0) _exit(errno == EAGAIN ? PROBE_PER_UID : 1);
+    if (g < 0) _exit(errno == EAGAIN ? CAPSA__OWN_USERNS_PER_UID : 1);
     int gst;
     while (waitpid(g, &gst, 0) < 0 && errno == EINTR) {
     }
@@ -478,8 +474,10 @@ static int probe_own_userns(void) {
   while (waitpid(pid, &st, 0) < 0)
     if (errno != EINTR) return -errno;
   if (!WIFEXITED(st)) return -EPROTO;
-  if (WEXITSTATUS(st) == 0) return 0;
-  return WEXITSTATUS(st) == PROBE_PER_UID ? PROBE_PER_UID : -EPROTO;
+  if (WEXITSTATUS(st) == 0) return CAPSA__OWN_USERNS;
+  return WEXITSTATUS(st) == CAPSA__OWN_USERNS_PER_UID
+             ? CAPSA__OWN_USERNS_PER_UID
+             : -EPROTO;
 }
 
 // Everything the zygote does once its kinds are known (g_kinds, g_nkinds,
@@ -490,9 +488,10 @@ static int zygote_body(bool baseline_ok, int *dirfds, unsigned ndirfds) {
   signal(SIGPIPE, SIG_IGN);
   // Only under a user namespace of the zygote's: a host whose namespaces
   // are off (or refused) gets renderers in none.
-  g_ready.own_userns =
-      (g_namespaces & CAPSA_NAMESPACE_USER) ? probe_own_userns() : 1;
-  g_own_userns = g_ready.own_userns == 0;
+  g_ready.own_userns = (g_namespaces & CAPSA_NAMESPACE_USER)
+                           ? probe_own_userns()
+                           : CAPSA__OWN_USERNS_NONE;
+  g_own_userns = g_ready.own_userns == CAPSA__OWN_USERNS;
   // no_new_privs now: nothing the zygote or a renderer runs can gain
   // privileges (there is no exec in capability mode anyway).
   prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
@@ -841,7 +840,8 @@ static int zygote_start(capsa__zygote *z,
     z->ns.empty_root_error = rd.empty_root_error;
   }
   z->staged = rd.staged == 1;
-  z->own_userns = rd.own_userns > 2 ? -EPROTO : rd.own_userns;
+  z->own_userns =
+      rd.own_userns > CAPSA__OWN_USERNS_PER_UID ? -EPROTO : rd.own_userns;
   z->baseline = rd.baseline > 0 ? (unsigned)rd.baseline : 0;
   for (unsigned k = 0; k < nkinds; k++) {
     z->kind_error[k] = rd.kind_error[k];

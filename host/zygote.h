@@ -93,6 +93,11 @@ struct capsa__zygote_kind {
   rlim_t limit_nproc;   // processes of the (namespaced) uid
 };
 
+// capsa__zygote.own_userns (also the zygote's ready message).
+#define CAPSA__OWN_USERNS 0
+#define CAPSA__OWN_USERNS_NONE 1
+#define CAPSA__OWN_USERNS_PER_UID 2
+
 typedef struct capsa__zygote {
   int sock;   // host end of the control socket, -1 when stopped
   int pidfd;  // the zygote process
@@ -106,11 +111,11 @@ typedef struct capsa__zygote {
   // Not staged: how many syscalls the zygote's capability-mode baseline
   // refuses for itself and every renderer (0: none installed).
   unsigned baseline;
-  // 0: each renderer is in a user namespace of its own (nested, unmapped),
-  // so RLIMIT_NPROC counts its own tree; 1: none, the zygote is in no user
-  // namespace; 2: none, the kernel counts RLIMIT_NPROC per uid (before
-  // Linux 5.14); else -errno of the zygote's probe. Other than 0, RLIMIT_NPROC
-  // is one count shared by every renderer.
+  // CAPSA__OWN_USERNS: each renderer is in a user namespace of its own
+  // (nested, unmapped), so RLIMIT_NPROC counts its own tree. Else why not:
+  // CAPSA__OWN_USERNS_NONE (the zygote is in none), CAPSA__OWN_USERNS_PER_UID
+  // (the kernel counts per uid, before Linux 5.14) or -errno of the zygote's
+  // probe; RLIMIT_NPROC is then one count shared by every renderer.
   int own_userns;
   // A fresh exec of the binary (capsa__zygote_exec_start), not a fork of
   // the caller.
