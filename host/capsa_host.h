@@ -334,6 +334,10 @@ typedef struct capsa_kind_options {
   unsigned host_share_percent;
   unsigned heartbeat_ms;          // 0: no watchdog (default 1000)
   unsigned heartbeat_timeout_ms;  // default 5000
+  // A PING that times out while the host rested the renderer's channel (its
+  // share above) does not count: its PONG may wait, unread, behind what it
+  // sent. It is asked again; once the host has read everything it sent,
+  // the heartbeat judges it as any other.
   // A request the host sent (capsa_renderer_request) with a timeout is
   // work in progress: while one is outstanding, a missing PONG is not a
   // hang (the renderer answers PING between messages) — the request's own

@@ -506,8 +506,15 @@ static void on_pong(capsa_channel_t *ch, int status, capsa_msg_t *reply,
   struct capsa_host_renderer *r = ch->data;
   r->ping_outstanding = false;
   // Busy on a request with a deadline: PINGs wait behind it, and that
-  // deadline, not the heartbeat, judges the renderer.
-  if (status == -ETIMEDOUT && r->state == R_READY && r->deadline_requests == 0)
+  // deadline, not the heartbeat, judges the renderer. A channel that
+  // rested meanwhile had its messages held back by the host's share
+  // (ipc/busy_share.h): the PONG may be among them, so the next heartbeat
+  // asks again. A renderer that stops sending is judged once the host has
+  // read what it sent (no more rests); one that floods stays held to its
+  // share and its budgets.
+  bool held_back = r->ch.share.rests != r->ping_rests;
+  if (status == -ETIMEDOUT && r->state == R_READY &&
+      r->deadline_requests == 0 && !held_back)
     kill_for(r, CAPSA_EV_HUNG, "no pong within the heartbeat timeout");
 }
 
@@ -522,8 +529,10 @@ static void on_heartbeat(uv_timer_t *t) {
   ping.u.ping.seq = uv_now(r->h->loop);
   const capsa_kind_options_t *k = &r->h->kinds[r->kind];
   if (capsa_channel_request(&r->ch, &ping, k->heartbeat_timeout_ms, on_pong,
-                            NULL) == 0)
+                            NULL) == 0) {
     r->ping_outstanding = true;
+    r->ping_rests = r->ch.share.rests;
+  }
 }
 
 static unsigned expected_namespaces(const struct capsa__host_impl *h,

@@ -29,7 +29,8 @@ struct capsa_host_renderer {
   int open_handles;  // uv handles + channel of this incarnation still open
   bool timer_inited;
   bool ping_outstanding;
-  bool no_restart;  // bad message, refused sandbox, killed by the host
+  uint64_t ping_rests;  // the channel's rest count when the PING was sent
+  bool no_restart;      // bad message, refused sandbox, killed by the host
   capsa_host_event_type_t kill_reason;  // 0 or what we killed it for
   // Reaped, but its last messages may still be in the socket: the exit is
   // reported once the channel saw the peer close (or DRAIN_MS passed).

@@ -9,6 +9,7 @@ void capsa__busy_share_init(capsa__busy_share_t *b, unsigned percent,
                             uint64_t now_ns) {
   b->percent = percent;
   b->stamp = now_ns;
+  b->rests = 0;
   b->tokens = capsa__busy_share_capped(b) ? cap_ns(b) : 0;
 }
 

@@ -21,7 +21,9 @@
 // window (CAPSA__BUSY_WINDOW_NS) plus the timer's rounding (libuv timers
 // count whole milliseconds, so at least 1 ms), whatever one slow callback
 // cost. Only
-// messages the peer sent unasked are charged (ipc/uv_channel.c).
+// messages the peer sent unasked are charged (ipc/uv_channel.c). `rests`
+// counts the rests, so that a watchdog can tell a reply that came late
+// because this side held it back from one that never came (host/host.c).
 #ifndef CAPSA_IPC_BUSY_SHARE_H_
 #define CAPSA_IPC_BUSY_SHARE_H_
 

@@ -85,6 +85,7 @@ static void on_rest_over(uv_timer_t *t) {
 static void rest(capsa_channel_t *ch) {
   if (ch->flags & F_CLOSING) return;
   ch->flags |= F_RESTING;
+  ch->share.rests++;
   uv_timer_start(&ch->rest, on_rest_over, capsa__busy_share_rest_ms(&ch->share),
                  0);
 }

@@ -110,6 +110,7 @@ struct capsa_channel {
     uint32_t percent;  // 1..99; 0 or >= 100: no cap
     int64_t tokens;    // ns it may still spend; negative: a debt
     uint64_t stamp;    // uv_hrtime() of the last refill
+    uint64_t rests;    // how often it has rested (the host's heartbeat)
   } share;
   int poll_events;
   int handles_open;

@@ -310,6 +310,26 @@ int OnTestMessage(capsa_rctx_t *r, capsa_msg_t *m) {
     for (int i = 0; i < 100; i++)
       if (capsa_rctx_log(r, CAPSA_LOG_INFO, "%s", line.c_str()) < 0) break;
     for (;;) pause();
+  } else if (cmd == "floodthenstop") {
+    // For about a second: 200 LOG lines sent blind (the host, reading at
+    // its share, leaves them in the socket), then one call, during which
+    // the runtime answers the PINGs that came meanwhile; then silence.
+    std::string line(1000, 'f');
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+      for (int i = 0; i < 200; i++)
+        if (capsa_rctx_log(r, CAPSA_LOG_INFO, "%s", line.c_str()) < 0)
+          return -EPIPE;
+      capsa_msg_t req, rep;
+      capsa_msg_init(&req, CAPSA_MSG_RESOURCE_REQUEST);
+      req.u.resource_request.url = "none:";
+      capsa_rctx_call(r, &req, 5000, &rep);
+      clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) <
+             1000000000L);
+    capsa_rctx_log(r, CAPSA_LOG_INFO, "stopped");
+    for (;;) pause();
   } else if (cmd == "forge") {
     // A forged line, a screen clear, an OSC 52 clipboard write, an 8-bit
     // CSI, bytes that are no UTF-8, and a long line.
@@ -371,6 +391,8 @@ CAPSA_RENDERER_KIND(k_fds, "fds", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_flood, "flood", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_forger, "forger", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_hangs, "hangs", capsa_renderer_main, &kTestHandlers)
+CAPSA_RENDERER_KIND(k_throttled, "throttled", capsa_renderer_main,
+                    &kTestHandlers)
 CAPSA_RENDERER_KIND(k_liar, "liar", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_limited, "limited", capsa_renderer_main, &kTestHandlers)
 CAPSA_RENDERER_KIND(k_mixed, "mixed", capsa_renderer_main, &kTestHandlers)
@@ -884,6 +906,30 @@ TEST_F(HostTest, HangIsCaughtByTheHeartbeat) {
   ASSERT_TRUE(RunUntil([&] { return f_.closed == 1; }, 10000)) << Dump();
   EXPECT_TRUE(Saw(CAPSA_EV_HUNG)) << Dump();
   EXPECT_FALSE(Saw(CAPSA_EV_CRASHED)) << Dump();
+}
+
+// A flooder held back by its share of the host's loop has its PONGs read
+// late, behind its own messages: that is the host's doing, not a hang. Once
+// it stops sending, the heartbeat judges it as any other.
+TEST_F(HostTest, HeartbeatDoesNotCallAFlooderHeldBackByItsShareHung) {
+  int k = Kind("throttled", [](capsa_kind_options_t *o) {
+    o->host_share_percent = 1;
+    o->limit_log_bytes_per_second = CAPSA_LIMIT_NONE;
+    o->heartbeat_ms = 10;
+    o->heartbeat_timeout_ms = 20;  // far less than its backlog takes to read
+  });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k, "floodthenstop");
+  ASSERT_TRUE(RunUntil([&] { return f_.closed == 1; }, 20000)) << Dump();
+  const Ev *hung = Find(CAPSA_EV_HUNG);
+  ASSERT_NE(nullptr, hung) << Dump();
+  std::vector<std::string> logs = Logs(0);
+  ASSERT_FALSE(logs.empty()) << Dump();
+  EXPECT_GT(logs.size(), 200u);
+  // Every line it sent was read before it was judged, the last one too.
+  EXPECT_EQ("stopped", logs.back()) << logs.size() << " lines";
+  printf("[ measured ] %zu lines read at a 1%% share before it was judged\n",
+         logs.size());
 }
 
 TEST_F(HostTest, CpuLimitIsReportedAsALimit) {
