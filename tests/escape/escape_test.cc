@@ -37,6 +37,7 @@
 #include "sandbox/rights.h"
 #include "tests/escape/escape_attacks.h"
 #include "tests/harness/command.h"
+#include "tests/harness/run_loop.h"
 
 namespace {
 
@@ -256,13 +257,7 @@ class EscapeMatrix : public ::testing::Test {
   }
   template <typename Pred>
   bool RunUntil(Pred done, int timeout_ms) {
-    uint64_t end = uv_now(&m_.loop) + (uint64_t)timeout_ms;
-    while (!done()) {
-      uv_update_time(&m_.loop);
-      if (uv_now(&m_.loop) > end) return false;
-      uv_run(&m_.loop, UV_RUN_ONCE);
-    }
-    return true;
+    return capsa_test::RunLoopUntil(&m_.loop, done, timeout_ms);
   }
   void Send(capsa_renderer_t *r, const std::string &text) {
     ASSERT_EQ(0, capsa_test::SendRun(r, text));

@@ -41,6 +41,7 @@
 #include "ipc/codec.h"
 #include "renderer/runtime.h"
 #include "tests/harness/command.h"
+#include "tests/harness/run_loop.h"
 
 namespace {
 
@@ -572,13 +573,7 @@ class OneFaultyRenderer : public ::testing::Test {
   }
   template <typename F>
   bool RunUntil(F done, int ms = 10000) {
-    uint64_t end = uv_now(&loop_) + (uint64_t)ms;
-    while (!done()) {
-      uv_update_time(&loop_);
-      if (uv_now(&loop_) > end) return false;
-      uv_run(&loop_, UV_RUN_ONCE);
-    }
-    return true;
+    return capsa_test::RunLoopUntil(&loop_, done, ms);
   }
 
   uv_loop_t loop_;

@@ -31,6 +31,7 @@
 #include "renderer/runtime.h"
 #include "tests/harness/command.h"
 #include "tests/harness/memory.h"
+#include "tests/harness/run_loop.h"
 
 namespace {
 
@@ -652,8 +653,7 @@ struct HostRun {
   }
   template <typename Pred>
   bool RunUntil(Pred done) {
-    for (int i = 0; i < 10000 && !done(); i++) uv_run(&loop, UV_RUN_ONCE);
-    return done();
+    return capsa_test::RunLoopUntil(&loop, done, 10000);
   }
   ~HostRun() {
     capsa_host_close(&host, [](capsa_host_t *h) {

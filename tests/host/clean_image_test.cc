@@ -31,6 +31,7 @@
 #include "renderer/runtime.h"
 #include "tests/harness/child.h"
 #include "tests/harness/command.h"
+#include "tests/harness/run_loop.h"
 
 extern char **environ;
 
@@ -129,23 +130,7 @@ void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
 
 template <typename Pred>
 bool RunUntil(Host *t, Pred done, int timeout_ms) {
-  uv_timer_t timer;
-  uv_timer_init(&t->loop, &timer);
-  uv_timer_start(
-      &timer, [](uv_timer_t *) {}, 50, 50);  // wakes the loop
-  uint64_t end = uv_now(&t->loop) + (uint64_t)timeout_ms;
-  bool ok = true;
-  while (!done()) {
-    uv_update_time(&t->loop);
-    if (uv_now(&t->loop) > end) {
-      ok = false;
-      break;
-    }
-    uv_run(&t->loop, UV_RUN_ONCE);
-  }
-  uv_close(reinterpret_cast<uv_handle_t *>(&timer), nullptr);
-  uv_run(&t->loop, UV_RUN_NOWAIT);
-  return ok;
+  return capsa_test::RunLoopUntil(&t->loop, done, timeout_ms);
 }
 
 std::string ReadFile(const std::string &path) {

@@ -45,6 +45,7 @@
 #include "sandbox/features.h"
 #include "tests/harness/child.h"
 #include "tests/harness/command.h"
+#include "tests/harness/run_loop.h"
 
 namespace {
 
@@ -216,13 +217,7 @@ struct Host {
   }
   template <typename Pred>
   bool RunUntil(Pred done, int timeout_ms) {
-    uint64_t end = uv_now(&loop) + (uint64_t)timeout_ms;
-    while (!done()) {
-      uv_update_time(&loop);
-      if (uv_now(&loop) > end) return false;
-      uv_run(&loop, UV_RUN_ONCE);
-    }
-    return true;
+    return capsa_test::RunLoopUntil(&loop, done, timeout_ms);
   }
   std::string Summary() {
     char line[512];

@@ -37,7 +37,7 @@ fi
 HOST=0
 [ "${1:-}" = "--host" ] && HOST=1
 KDIR=${CAPSA_KERNELS_DIR:-/capsa-kernels}
-. "$KDIR/env.sh" # CAPSA_OUT, CAPSA_JOBS, CAPSA_FILTER, CAPSA_SKIP_TESTS
+. "$KDIR/env.sh" # CAPSA_OUT, CAPSA_JOBS, CAPSA_FILTER, CAPSA_SKIP_TESTS, CAPSA_REPEAT
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin
 
 if [ $HOST = 0 ]; then
@@ -106,15 +106,42 @@ for u in root nobody; do
   [ $rc -ne 0 ] && say_output "demo:$u" "$WORK/demo.$u"
 done
 
+# Each of capsa's processes (a test binary, a zygote, its renderers): pid,
+# state, wchan, command line, then each thread's state, syscall (number and
+# arguments) and kernel stack
+# (root only: /proc/PID/stack needs CAP_SYS_ADMIN).
+dump_processes() {
+  echo "[guest] capsa's processes shortly before the watchdog:"
+  for p in /proc/[0-9]*; do
+    cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)
+    case "$cmd" in *"$CAPSA_OUT"* | capsa-zygote*) ;; *) continue ;; esac
+    st=$(awk '/^State:/ { print $2 }' "$p/status" 2>/dev/null)
+    echo "[guest] pid ${p#/proc/} $st wchan=$(cat "$p/wchan" 2>/dev/null) $cmd"
+    for t in "$p"/task/*; do
+      echo "[guest]   task ${t##*/} $(awk '/^State:/ { print $2 }' "$t/status" 2>/dev/null) wchan=$(cat "$t/wchan" 2>/dev/null) syscall=$(cat "$t/syscall" 2>/dev/null)"
+      sed 's/^/[guest]     /' "$t/stack" 2>/dev/null
+    done
+  done
+}
+
 # One test: prints "@@TEST user binary test status" (+ its output on failure).
 run_test() { # USER BIN TEST TIMEOUT
   u=$1 bin=$2 t=$3 secs=$4
-  out="$WORK/out.$$.$(echo "$bin.$t.$u" | tr '/' '_')"
+  out="$WORK/out.$$.${i:-0}.$(echo "$bin.$t.$u" | tr '/' '_')"
   if [ "$u" = root ]; then cwd=$CAPSA_OUT; else cwd=$NOBODY_CWD; fi
+  # Shortly before the test's own watchdog (SIGALRM at $secs) ends it, a
+  # test still running gets the state and kernel stack of each of capsa's
+  # processes (the test, its zygote, its renderers) recorded: where it hangs.
+  touch "$out.running"
+  (sleep $((secs > 20 ? secs - 10 : secs / 2)) && [ -e "$out.running" ] &&
+    dump_processes >"$out.dump") &
+  dumper=$!
   (cd "$cwd" && export CAPSA_TEST_TIMEOUT="$secs" && as_user "$u" timeout -s KILL \
     $((secs + 10)) "$CAPSA_OUT/$bin" --gtest_filter="$t" --gtest_color=no \
     </dev/null) >"$out" 2>&1
   rc=$?
+  rm -f "$out.running"
+  kill $dumper 2>/dev/null
   if [ $rc -eq 0 ] && grep -q '^\[  SKIPPED \]' "$out"; then
     st=skipped
   elif [ $rc -eq 0 ] && grep -q '^\[  PASSED  \] 1 test' "$out"; then
@@ -136,8 +163,11 @@ run_test() { # USER BIN TEST TIMEOUT
   else
     say "@@TEST $u $bin $t $st"
   fi
-  [ $st = failed ] && say_output "$u:$bin:$t" "$out"
-  rm -f "$out"
+  if [ $st = failed ]; then
+    say_output "$u:$bin:$t" "$out"
+    [ -s "$out.dump" ] && tail -n 400 "$out.dump" | sed "s|^|@@O $u:$bin:$t |" >&3
+  fi
+  rm -f "$out" "$out.dump"
 }
 
 # Every (user, binary, test, timeout) line, then CAPSA_JOBS workers.
@@ -153,11 +183,11 @@ if [ "${CAPSA_SKIP_TESTS:-0}" != 1 ]; then
         say_output "$u:$bin:(list)" "$WORK/list"
         continue
       fi
-      awk -v u="$u" -v b="$bin" -v s="$secs" -v f="${CAPSA_FILTER:-}" '
+      awk -v u="$u" -v b="$bin" -v s="$secs" -v f="${CAPSA_FILTER:-}" -v n="${CAPSA_REPEAT:-1}" '
         { sub(/#.*/, ""); sub(/[ \t]+$/, "") }
         $0 == "" { next }
         /^[^ ]/ { suite = $0; next }
-        { t = suite $1; if (f == "" || index(t, f)) print u, b, t, s }' \
+        { t = suite $1; if (f == "" || index(t, f)) for (i = 0; i < n; i++) print u, b, t, s }' \
         "$WORK/list" >>"$WORK/todo"
     done
   done <"$CAPSA_OUT/tests.manifest"

@@ -14,7 +14,7 @@ Prints each failure's output, then one line per kernel and user
 per kernel and user, and a closing total line; exits 1 on any failure.
 
 usage: run_matrix.py [--out out/default] [--only NAME[,NAME]] [--filter SUBSTR]
-                     [--no-tests] [--jobs N] [--timeout SECS]
+                     [--no-tests] [--jobs N] [--timeout SECS] [--repeat N]
 NAMEs: host, 6.1, 6.12, 6.12-noia32.
 """
 import argparse
@@ -150,9 +150,10 @@ def build_probe():
 
 def env_sh(out_dir, args):
     return ("CAPSA_OUT='%s'\nCAPSA_JOBS=%d\nCAPSA_FILTER='%s'\n"
-            "CAPSA_SKIP_TESTS=%d\nexport CAPSA_OUT CAPSA_JOBS CAPSA_FILTER "
-            "CAPSA_SKIP_TESTS\n" % (out_dir, args.jobs, args.filter,
-                                    1 if args.no_tests else 0))
+            "CAPSA_SKIP_TESTS=%d\nCAPSA_REPEAT=%d\nexport CAPSA_OUT CAPSA_JOBS "
+            "CAPSA_FILTER CAPSA_SKIP_TESTS CAPSA_REPEAT\n" % (
+                out_dir, args.jobs, args.filter, 1 if args.no_tests else 0,
+                args.repeat))
 
 
 def build_initramfs(out_dir, probe, args):
@@ -583,6 +584,8 @@ def main():
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=1800,
                     help="seconds allowed per kernel (qemu is killed after)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run each selected test N times (to catch a flaky one)")
     args = ap.parse_args()
     args.out = os.path.abspath(args.out)
     only = set(filter(None, args.only.split(",")))
