@@ -2,31 +2,42 @@
 // renderer that does not read them. A queued answer pins its descriptor in
 // the host's own table, so without a budget a few renderers that never read
 // take the host to EMFILE and every later spawn fails (the channel's own cap,
-// 256 descriptors, is per channel, not per host).
+// 256 descriptors, is per channel, not per host). An answer the kernel took
+// but the renderer has not read is held too: by the kernel, charged to the
+// host's user (RLIMIT_NOFILE of them in flight without CAP_SYS_RESOURCE),
+// so those count as queued as well; without that, four renderers that never
+// read left the host ETOOMANYREFS for every descriptor it sent, to any
+// renderer (ipc/inflight.h).
 #include <errno.h>
 #include <stdio.h>
 
 #include "host/host_internal.h"
 
-static size_t host_queued_fds(const struct capsa__host_impl *h) {
+// Queued in the host and in flight in the kernel: what the renderer has not
+// read.
+static size_t unread_fds(struct capsa_host_renderer *r) {
+  return capsa_channel_queued_fds(&r->ch) + capsa_channel_inflight_fds(&r->ch);
+}
+
+static size_t host_unread_fds(const struct capsa__host_impl *h) {
   size_t n = 0;
-  for (const struct capsa_host_renderer *r = h->renderers; r; r = r->next)
-    n += capsa_channel_queued_fds(&r->ch);
+  for (struct capsa_host_renderer *r = h->renderers; r; r = r->next)
+    n += unread_fds(r);
   return n;
 }
 
 int capsa__budget_queue_admit(struct capsa_host_renderer *r, unsigned nfds) {
-  // An empty queue means the kernel takes the answer (the renderer reads):
-  // an honest renderer is served even while siblings hold the host's total.
-  if (capsa_channel_queued_bytes(&r->ch) == 0) return 0;
-  if (host_queued_fds(r->h) + nfds > CAPSA__QUEUE_FDS_PER_HOST) return -EBUSY;
+  // Nothing unread means the renderer reads: an honest renderer is served
+  // even while siblings hold the host's total.
+  if (unread_fds(r) == 0) return 0;
+  if (host_unread_fds(r->h) + nfds > CAPSA__QUEUE_FDS_PER_HOST) return -EBUSY;
   return 0;
 }
 
 bool capsa__budget_queue_check(struct capsa_host_renderer *r) {
   char why[96];
   const capsa_kind_options_t *k = &r->h->kinds[r->kind];
-  uint64_t fds = capsa_channel_queued_fds(&r->ch);
+  uint64_t fds = unread_fds(r);
   uint64_t bytes = capsa_channel_queued_bytes(&r->ch);
   // CAPSA_LIMIT_NONE is UINT64_MAX: never passed.
   if (fds > k->limit_queued_fds) {

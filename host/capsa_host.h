@@ -38,8 +38,9 @@
 // pid namespace of its own, with every descriptor but its channel and
 // its own stderr pipe closed, rlimited, in capability mode with its kind's
 // policy. On HELLO the host checks from outside (/proc/PID/status Seccomp: 2,
-// NoNewPrivs: 1, /proc/PID/ns/* against its own); a renderer that fails is
-// killed (CAPSA_EV_SANDBOX_REFUSED), never served.
+// NoNewPrivs: 1, /proc/PID/ns/* against its own, and its user namespace
+// against the zygote's where each renderer gets one of its own); a renderer
+// that fails is killed (CAPSA_EV_SANDBOX_REFUSED), never served.
 //
 // Supervision: exit and crash (pidfd), hang (PING every heartbeat_ms; no PONG
 // within heartbeat_timeout_ms: killed), resource limits (cgroup v2 where
@@ -294,7 +295,15 @@ typedef struct capsa_kind_options {
   //   limit_queued_bytes 256 KiB  this renderer (answers it has not read);
   //                               past either: killed, CAPSA_EV_LIMIT "queue
   //                               budget: more than N descriptors queued" /
-  //                               "... bytes queued".
+  //                               "... bytes queued". Descriptors count until
+  //                               the renderer has read them, also those
+  //                               already in its socket: the kernel holds
+  //                               those for the host's user, at most
+  //                               RLIMIT_NOFILE of them for all renderers
+  //                               (capsa_channel_inflight_fds). All
+  //                               renderers' together: at most 128; past
+  //                               that, a renderer with answers unread gets
+  //                               -EBUSY for a descriptor.
   //   limit_log_bytes_per_second 64 KiB
   //                               LOG text (+32 bytes per message), with a
   //                               burst of one second's worth; past it:

@@ -583,6 +583,10 @@ static void on_hello(struct capsa_host_renderer *r, const capsa_msg_t *m) {
       snprintf(check.why, sizeof check.why,
                "renderer reports no capability mode");
       check.ok = false;
+    } else if (check.ok && r->userns_of_zygote) {
+      snprintf(check.why, sizeof check.why,
+               "user namespace is the zygote's, not its own");
+      check.ok = false;
     }
   }
   capsa_host_event_t ev;
@@ -660,7 +664,16 @@ static void on_channel_error(capsa_channel_t *ch, int err, const char *why) {
     kill_for(r, CAPSA_EV_BAD_MESSAGE, why ? why : "bad message");
     return;
   }
-  // Peer closed (or socket error): everything it sent has been delivered.
+  // Our send failed (its queue could not be written): the host ends it,
+  // and says why, rather than leave a renderer nothing can reach.
+  if (err != -EPIPE && err != -ECONNRESET) {
+    char text[CAPSA_IPC_REASON_MAX + 32];
+    snprintf(text, sizeof text, "channel failed: %s",
+             why && *why ? why : strerror(-err));
+    kill_for(r, CAPSA_EV_KILLED, text);
+    return;
+  }
+  // Peer closed: everything it sent has been delivered.
   r->peer_closed = true;
   if (r->exited) {
     finish_exit(r);
@@ -695,6 +708,7 @@ static int start_zygote(struct capsa__host_impl *h) {
   memset(&z, 0, sizeof z);
   h->zygote_filters = -1;
   if (err < 0) return err;
+  h->zygote_ns_err = capsa_ns_ids_of(h->zygote.pid, &h->zygote_ns);
   int serr = capsa__check_status(h->zygote.pid, &z);
   if (serr < 0 && (h->zygote.staged || h->zygote.baseline)) {
     // Fail closed: without the zygote's count, a renderer that never took
@@ -723,6 +737,16 @@ static void prepare_check(struct capsa_host_renderer *r) {
   int err = h->self_ns_err;
   if (err == 0) err = capsa_ns_ids_of(r->pid, &ids);
   if (err == 0) c->ns_differ = capsa_ns_ids_differ(&ids, &h->self_ns);
+  // Its processes are counted apart from its siblings' only in a user
+  // namespace of its own (host/zygote.c fork_renderer).
+  r->userns_of_zygote = false;
+  if (err == 0 && h->zygote.own_userns == CAPSA__OWN_USERNS) {
+    err = h->zygote_ns_err;
+    const capsa_ns_ids *z = capsa__check_zygote_ns(&h->zygote_ns, &ids);
+    if (err == 0)
+      r->userns_of_zygote =
+          !(capsa_ns_ids_differ(&ids, z) & CAPSA_NAMESPACE_USER);
+  }
   r->check_err = err;
 }
 

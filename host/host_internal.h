@@ -41,6 +41,9 @@ struct capsa_host_renderer {
   // check_err < 0 when /proc could not be read then.
   capsa_renderer_check_t check;
   int check_err;
+  // With the zygote's own_userns: this one is in the zygote's user
+  // namespace, not one of its own (refused at HELLO).
+  bool userns_of_zygote;
   capsa_cgroup_t *cg;  // this incarnation's cgroup (limits), or NULL
   unsigned restarts;   // over the handle's life
   // Restart policy (host.c after_incarnation): restarts in the current
@@ -98,6 +101,10 @@ struct capsa__host_impl {
   int zygote_filters;    // its Seccomp_filters: count; -1 unknown
   capsa_ns_ids self_ns;  // the host's own, read once at start
   int self_ns_err;
+  // The zygote's, read when it starts: with zygote.own_userns each
+  // renderer's user namespace must differ from it (the outside check).
+  capsa_ns_ids zygote_ns;
+  int zygote_ns_err;
   // Renderer limits (host.c): a cgroup v2 per renderer under cg_parent
   // when cg_active, else rlimits because of limits_why.
   bool cg_active;
@@ -128,6 +135,11 @@ int capsa__check_status(pid_t pid, capsa_renderer_check_t *out);
 void capsa__check_verdict(capsa_renderer_check_t *out);
 // Test builds only, declared for them in host/testing.h (see there).
 void capsa__check_hide_seccomp_filters_for_test(bool hide);
+void capsa__check_zygote_ns_of_renderer_for_test(bool on);
+// Where the outside check reads the zygote's namespaces: `zygote` (as read
+// when it started), or under the test hook above the renderer's own.
+const capsa_ns_ids *capsa__check_zygote_ns(const capsa_ns_ids *zygote,
+                                           const capsa_ns_ids *renderer);
 
 void capsa__emit(struct capsa_host_renderer *r, capsa_host_event_t *ev);
 

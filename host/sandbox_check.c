@@ -32,6 +32,18 @@ void capsa__check_hide_seccomp_filters_for_test(bool hide) {
   g_hide_filters = hide;
 }
 
+// host/testing.h: a zygote whose renderers stayed in its user namespace.
+static bool g_zygote_ns_of_renderer;
+
+void capsa__check_zygote_ns_of_renderer_for_test(bool on) {
+  g_zygote_ns_of_renderer = on;
+}
+
+const capsa_ns_ids *capsa__check_zygote_ns(const capsa_ns_ids *zygote,
+                                           const capsa_ns_ids *renderer) {
+  return g_zygote_ns_of_renderer ? renderer : zygote;
+}
+
 int capsa__check_status(pid_t pid, capsa_renderer_check_t *out) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%d/status", (int)pid);

@@ -20,6 +20,12 @@ extern "C" {
 // Defined in libcapsa's host (host/sandbox_check.c), declared only here.
 void capsa__check_hide_seccomp_filters_for_test(bool hide);
 
+// From now on the outside check takes each renderer's own namespaces for
+// the zygote's, as if the zygote had left it in its user namespace: a host
+// whose zygote reports a user namespace per renderer then refuses it.
+// Defined in host/sandbox_check.c.
+void capsa__check_zygote_ns_of_renderer_for_test(bool on);
+
 // From now on each broker name lookup first sleeps `ms` in its thread (a
 // slow resolver), process-wide. Defined in host/broker.c.
 void capsa__broker_dns_delay_for_test(unsigned ms);

@@ -71,6 +71,7 @@ void capsa__core_free(capsa__chan_core_t *c) {
   }
   free(c->tx);
   free(c->itx);
+  capsa__inflight_free(&c->inflight);
   if (c->fd >= 0) close(c->fd);
   free(c);
 }

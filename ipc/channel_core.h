@@ -14,7 +14,9 @@
 #define CAPSA_IPC_CHANNEL_CORE_H_
 
 #include <stddef.h>
+
 #include <stdint.h>
+#include "ipc/inflight.h"
 
 #include "ipc/fastpath.h"
 #include "ipc/interface.h"
@@ -61,6 +63,9 @@ typedef struct capsa__chan_core {
   capsa__qent_t *qhead, *qtail;
   size_t queued_bytes, max_queued;
   size_t queued_fds;
+  // Descriptors sent but not yet received (ipc/inflight.h), when counted.
+  int count_inflight;
+  capsa__inflight_t inflight;
   capsa__pending_t pending[CAPSA__MAX_PENDING];
   unsigned npending;
   // Ids of requests that timed out recently: their late replies are dropped,

@@ -30,6 +30,20 @@ static int send_record(int fd, const uint8_t *buf, size_t len, const int *fds,
   return (int)n;
 }
 
+// send_record, measured for the in-flight count when the channel keeps one
+// (only messages with descriptors, and every send while any is in flight).
+static int send_counted(capsa__chan_core_t *c, const uint8_t *buf, size_t len,
+                        const int *fds, int nfds) {
+  int measure =
+      c->count_inflight && (nfds > 0 || capsa__inflight_active(&c->inflight));
+  int64_t before = measure ? capsa__inflight_unread(c->fd) : 0;
+  int err = send_record(c->fd, buf, len, fds, nfds);
+  if (err == 0 && measure)
+    capsa__inflight_sent(&c->inflight, before, capsa__inflight_unread(c->fd),
+                         (unsigned)nfds);
+  return err;
+}
+
 static void close_fds(const int *fds, int n) {
   for (int i = 0; i < n; i++)
     if (fds[i] >= 0) close(fds[i]);
@@ -38,7 +52,7 @@ static void close_fds(const int *fds, int n) {
 int capsa__core_flush(capsa__chan_core_t *c) {
   while (c->qhead != NULL) {
     capsa__qent_t *e = c->qhead;
-    int err = send_record(c->fd, e->bytes, e->len, e->fds, e->nfds);
+    int err = send_counted(c, e->bytes, e->len, e->fds, e->nfds);
     if (err == -EAGAIN) return -EAGAIN;
     if (err < 0) {
       if (!c->broken) c->broken = err;
@@ -99,13 +113,16 @@ int capsa__core_send(capsa__chan_core_t *c, capsa_msg_t *msg) {
       }
       if (err != -EAGAIN) return err;
     }
-    int err = send_record(c->fd, c->tx, (size_t)len, fds, nfds);
+    int err = send_counted(c, c->tx, (size_t)len, fds, nfds);
     if (err == 0) {
       c->next_seq++;
       close_fds(fds, nfds);  // the peer has its own copies now
       for (int i = 0; i < nfds; i++) msg->handles[i].fd = -1;
       return 0;
     }
+    // ETOOMANYREFS: this user's descriptors in flight, on every socket, are
+    // at RLIMIT_NOFILE: a refusal of this message, not of the channel.
+    if (err == -ETOOMANYREFS) return err;
     if (err != -EAGAIN) {
       c->broken = err;
       return err;

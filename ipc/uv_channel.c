@@ -93,6 +93,14 @@ static void rest(capsa_channel_t *ch) {
 static void on_poll(uv_poll_t *p, int status, int events) {
   capsa_channel_t *ch = p->data;
   if (status < 0) {
+    // libuv reports POLLERR as UV_EBADF; on a unix socket that is the peer
+    // gone with our messages unread (ECONNRESET): a close, like EOF.
+    if (status == UV_EBADF) {
+      snprintf(ch->core->reason, sizeof ch->core->reason,
+               "peer closed with messages unread");
+      report(ch, -EPIPE);
+      return;
+    }
     snprintf(ch->core->reason, sizeof ch->core->reason, "poll: %s",
              uv_strerror(status));
     report(ch, status);
@@ -177,6 +185,7 @@ int capsa_channel_init(uv_loop_t *loop, capsa_channel_t *ch, int fd,
   ch->timer.data = ch;
   ch->rest.data = ch;
   ch->max_per_wakeup = o.max_messages_per_wakeup;
+  ch->core->count_inflight = 1;
   capsa__busy_share_init(&ch->share, o.max_busy_percent, uv_hrtime());
   ch->handles_open = 3;
   return 0;
@@ -301,6 +310,13 @@ size_t capsa_channel_queued_bytes(const capsa_channel_t *ch) {
 
 size_t capsa_channel_queued_fds(const capsa_channel_t *ch) {
   return ch != NULL && ch->core != NULL ? ch->core->queued_fds : 0;
+}
+
+size_t capsa_channel_inflight_fds(capsa_channel_t *ch) {
+  if (ch == NULL || ch->core == NULL || ch->core->fd < 0) return 0;
+  capsa__chan_core_t *c = ch->core;
+  if (!capsa__inflight_active(&c->inflight)) return 0;
+  return capsa__inflight_update(&c->inflight, capsa__inflight_unread(c->fd));
 }
 
 int capsa_channel_reading(const capsa_channel_t *ch) {

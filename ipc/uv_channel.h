@@ -164,6 +164,12 @@ size_t capsa_channel_queued_bytes(const capsa_channel_t *ch);
 // Descriptors held by the send queue (each one a number of this process's
 // descriptor table until the peer reads far enough for it to be sent).
 size_t capsa_channel_queued_fds(const capsa_channel_t *ch);
+// Descriptors sent that the peer has not received yet: the kernel holds
+// them, charged to this process's user (ETOOMANYREFS past RLIMIT_NOFILE of
+// them without CAP_SYS_RESOURCE). Counted from the kernel's unread bytes
+// (SIOCOUTQ; see ipc/inflight.h); it may over-count while the peer reads,
+// never under-count.
+size_t capsa_channel_inflight_fds(capsa_channel_t *ch);
 
 // 1 when the channel is reading from its peer now (started, not paused by
 // backpressure, not resting after its busy share, not failed), else 0. A

@@ -32,6 +32,7 @@
 #include "tests/harness/child.h"
 #include "tests/harness/command.h"
 #include "tests/harness/memory.h"
+#include "tests/harness/run_loop.h"
 
 // ASan reserves terabytes of shadow address space, so the zygote does not
 // apply RLIMIT_AS in asan builds (host/zygote.c): memory-limit tests skip.
@@ -585,13 +586,7 @@ class HostTest : public ::testing::Test {
   }
   template <typename Pred>
   bool RunUntil(Pred done, int timeout_ms) {
-    uint64_t end = uv_now(&f_.loop) + (uint64_t)timeout_ms;
-    while (!done()) {
-      uv_update_time(&f_.loop);
-      if (uv_now(&f_.loop) > end) return false;
-      uv_run(&f_.loop, UV_RUN_ONCE);
-    }
-    return true;
+    return capsa_test::RunLoopUntil(&f_.loop, done, timeout_ms);
   }
   bool Saw(capsa_host_event_type_t t, unsigned idx = 0) {
     for (auto &e : f_.events)
@@ -683,6 +678,48 @@ TEST_F(HostTest, RendererIsSandboxedBeforeInputAndCheckedFromOutside) {
   ASSERT_NE(nullptr, e) << Dump();
   EXPECT_EQ(SIGKILL, e->signal);
   EXPECT_EQ(nullptr, Find(CAPSA_EV_CRASHED)) << Dump();
+}
+
+static std::string UserNamespaceOf(pid_t pid) {
+  char buf[64];
+  std::string path = "/proc/" + std::to_string(pid) + "/ns/user";
+  ssize_t n = readlink(path.c_str(), buf, sizeof buf);
+  return n > 0 ? std::string(buf, (size_t)n) : "unreadable: " + path;
+}
+
+// Where the zygote gives each renderer a user namespace of its own (its
+// processes counted apart from its siblings'), the outside check holds it
+// to that: a renderer found in the zygote's own is refused.
+TEST_F(HostTest, RendererInTheZygotesUserNamespaceIsRefused) {
+  auto body = [&] {
+    ASSERT_EQ(0, uv_loop_fork(&f_.loop));
+    int k = Kind("test");
+    ASSERT_EQ(0, capsa_host_start(&f_.host));
+    capsa_renderer_t *r = Spawn(k, "hello");
+    ASSERT_TRUE(RunUntil([&] { return !Logs().empty(); }, 10000)) << Dump();
+    std::string own = UserNamespaceOf(capsa_renderer_pid(r));
+    std::string zygote = UserNamespaceOf(capsa_host_zygote_pid(&f_.host));
+    ASSERT_EQ(std::string::npos, own.find("unreadable")) << own;
+    ASSERT_EQ(std::string::npos, zygote.find("unreadable")) << zygote;
+    if (own == zygote) {
+      char lim[512];
+      capsa_host_limits_summary(&f_.host, lim, sizeof lim);
+      GTEST_SKIP() << "renderers share the zygote's user namespace here: "
+                   << lim;
+    }
+    EXPECT_TRUE(f_.checks[r].ok) << f_.checks[r].why;
+    // The same host, the same kind: this one is taken to be in the
+    // zygote's user namespace.
+    capsa__check_zygote_ns_of_renderer_for_test(true);
+    Spawn(k, "hello");
+    ASSERT_TRUE(RunUntil([&] { return Saw(CAPSA_EV_CLOSED, 1); }, 10000))
+        << Dump();
+    const Ev *e = Find(CAPSA_EV_SANDBOX_REFUSED, 1);
+    ASSERT_NE(nullptr, e) << Dump();
+    EXPECT_EQ("user namespace is the zygote's, not its own", e->text);
+    EXPECT_TRUE(Logs(1).empty()) << "served before it was checked";
+  };
+  CAPSA_EXPECT_CHILD_OK_T(body, 30000);
 }
 
 // From outside: the renderer holds stdio (/dev/null or the delegated
@@ -1681,12 +1718,11 @@ TEST_F(BrokerTest, AllRenderersTogetherAreHeldToTheHostsProcessTotal) {
 // 4 x 256 and the next spawn failed with EMFILE. An honest renderer is still
 // spawned and served.
 TEST_F(BrokerTest, UnreadFileAnswersAreKilledAtTheQueueBudget) {
-  // Without CAP_SYS_RESOURCE the kernel also bounds descriptors in flight
-  // in unix sockets per user (RLIMIT_NOFILE of the sender): unread answers
-  // reach that first and the host's send fails (ETOOMANYREFS), which the
-  // queue budget does not count yet.
-  if (geteuid() != 0)
-    GTEST_SKIP() << "in-flight descriptor limit per user comes first";
+  // Answers the kernel holds unread count too: without CAP_SYS_RESOURCE it
+  // allows the host's user RLIMIT_NOFILE of them in flight (512 here), and
+  // four flooders would otherwise take them all (ETOOMANYREFS for every
+  // later send, to any renderer; before the count, as uid 65534, the
+  // flooders' channels failed that way and they ended CRASHED signal 9).
   struct rlimit old;
   ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
   struct rlimit low = old;
@@ -1696,6 +1732,10 @@ TEST_F(BrokerTest, UnreadFileAnswersAreKilledAtTheQueueBudget) {
   int flood = Kind("flood", [](capsa_kind_options_t *o) {
     o->resource_dir_fd = g_dirfd;
     o->heartbeat_ms = 0;  // it never reads: only the budget may kill it
+    // The budget under test, alone: at its share of the host's loop a slow
+    // machine reads its 2000 requests for longer than its sends wait (5 s),
+    // and it would stop short of the budget.
+    o->host_share_percent = 100;
   });
   int honest = Kind("onefile", [](capsa_kind_options_t *o) {
     o->resource_dir_fd = g_dirfd;

@@ -276,6 +276,56 @@ TEST_F(HostChannel, PeerThatNeverReadsCannotPinOurDescriptors) {
   close(region);
 }
 
+// Descriptors the kernel holds for a peer that has not read them yet are
+// counted until it has: exactly, message by message, when nothing is read
+// during a send; messages without descriptors in between count for nothing
+// but do not confuse the count.
+TEST_F(HostChannel, DescriptorsInFlightAreCountedUntilThePeerReadsThem) {
+  Open();
+  int region = ipc_test::SealedRegion(4096, false);
+  ASSERT_GE(region, 0);
+  const bool carries[] = {true, true, false, true, false, true, true};
+  for (bool with_fd : carries) {
+    capsa_test_carrier_deliver_t v;
+    capsa_msg_t m = ipc_test::Carry(&v);
+    if (with_fd) {
+      capsa_rights_t ro = ipc_test::ReadRights();
+      int fd = dup(region);
+      ASSERT_GE(fd, 0);
+      ASSERT_GE(
+          ipc_test::CarryHandle(&m, &v, fd, CAPSA_HANDLE_SHM, &ro, 4096, false),
+          0);
+    }
+    ASSERT_EQ(0, capsa_channel_send(&ch_, &m));
+  }
+  EXPECT_EQ(0u, capsa_channel_queued_fds(&ch_));  // all in the kernel
+  size_t expect = 5;
+  EXPECT_EQ(expect, capsa_channel_inflight_fds(&ch_));
+  for (bool with_fd : carries) {
+    char buf[CAPSA_IPC_MAX_MESSAGE];
+    union {
+      char b[CMSG_SPACE(8 * sizeof(int))];
+      struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {buf, sizeof buf};
+    struct msghdr mh = {};
+    mh.msg_iov = &iov;
+    mh.msg_iovlen = 1;
+    mh.msg_control = ctl.b;
+    mh.msg_controllen = sizeof ctl.b;
+    ASSERT_GT(recvmsg(sp_[1], &mh, MSG_CMSG_CLOEXEC), 0);
+    for (cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+      int fd;
+      memcpy(&fd, CMSG_DATA(c), sizeof fd);
+      close(fd);
+    }
+    if (with_fd) expect--;
+    EXPECT_EQ(expect, capsa_channel_inflight_fds(&ch_));
+  }
+  EXPECT_EQ(0u, capsa_channel_inflight_fds(&ch_));
+  close(region);
+}
+
 TEST_F(HostChannel, FloodingPeerDoesNotStarveAnother) {
   capsa_channel_options_t o = {};
   o.peer = CAPSA_PEER_RENDERER;
