@@ -301,7 +301,7 @@ typedef struct capsa_kind_options {
   //                               those for the host's user, at most
   //                               RLIMIT_NOFILE of them for all renderers
   //                               (capsa_channel_inflight_fds). All
-  //                               renderers' together: at most 128; past
+  //                               renderers' together: at most 256; past
   //                               that, a renderer with answers unread gets
   //                               -EBUSY for a descriptor.
   //   limit_log_bytes_per_second 64 KiB

@@ -182,11 +182,15 @@ void capsa__broker_free_fonts(struct capsa__host_impl *h);
 // Budgets for what the host queues toward a renderer that does not read
 // (host/budget.c). Past its own, a renderer is killed with CAPSA_EV_LIMIT
 // ("queue budget: more than N descriptors queued" / "... bytes queued");
-// past the host's total, a broker answer that would be queued is -EBUSY
-// instead (no descriptor). A renderer whose queue is empty is always served.
+// past the host's total, a broker answer with a descriptor is -EBUSY instead
+// (no descriptor) for a renderer that has some unread; one that has read
+// everything is always served. The total is well under the host user's
+// in-flight allowance (RLIMIT_NOFILE, commonly 1024) and well over a few
+// renderers' budgets: at 128, four that never read could each stop at 32,
+// answered -EBUSY from then on, and none would reach its own budget.
 #define CAPSA__QUEUE_FDS_PER_RENDERER 32u  // default limit_queued_fds
 #define CAPSA__QUEUE_BYTES_PER_RENDERER (256u << 10)  // limit_queued_bytes
-#define CAPSA__QUEUE_FDS_PER_HOST 128u
+#define CAPSA__QUEUE_FDS_PER_HOST 256u
 // 0, or -EBUSY when queueing `nfds` more for r would pass the host's total.
 int capsa__budget_queue_admit(struct capsa_host_renderer *r, unsigned nfds);
 // After a send to r: kills r (true) when its queue is past its budget.

@@ -27,7 +27,8 @@ size_t capsa__inflight_update(capsa__inflight_t *f, int64_t unread) {
   }
   if (unread < 0) return f->fds + f->untracked;  // unknown: keep counting
   // Received: everything up to sent - unread (an under-estimate).
-  uint64_t read_to = f->sent > (uint64_t)unread ? f->sent - (uint64_t)unread : 0;
+  uint64_t read_to =
+      f->sent > (uint64_t)unread ? f->sent - (uint64_t)unread : 0;
   while (f->count > 0 && f->ring[f->head].end <= read_to) {
     f->fds -= f->ring[f->head].nfds;
     f->head = (f->head + 1) % f->cap;
