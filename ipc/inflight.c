@@ -26,10 +26,11 @@ size_t capsa__inflight_update(capsa__inflight_t *f, int64_t unread) {
     return 0;
   }
   if (unread < 0) return f->fds + f->untracked;  // unknown: keep counting
-  // Received: everything up to sent - unread (an under-estimate).
-  uint64_t read_to =
-      f->sent > (uint64_t)unread ? f->sent - (uint64_t)unread : 0;
-  while (f->count > 0 && f->ring[f->head].end <= read_to) {
+  // A record is received once what is unread fits in what was measured
+  // after it. Compared as a sum, not as `end <= sent - unread`: when more is
+  // unread than was measured (sends before the first record are not), a
+  // difference clamped to 0 would take a record at position 0 for read.
+  while (f->count > 0 && f->ring[f->head].end + (uint64_t)unread <= f->sent) {
     f->fds -= f->ring[f->head].nfds;
     f->head = (f->head + 1) % f->cap;
     f->count--;

@@ -16,11 +16,24 @@
 // it. The rise can only under-read a send (the peer may read meanwhile), so
 // the count errs toward "still in flight", never the other way; it is exact
 // again whenever the peer has read everything (SIOCOUTQ 0).
+//
+// Internal to the channels (ipc/channel_send.c, capsa_channel_inflight_fds);
+// public to the build only for its unit test:
+//
+//   int64_t before = capsa__inflight_unread(fd);
+//   sendmsg(fd, ...);  // a message with 2 descriptors
+//   capsa__inflight_sent(&f, before, capsa__inflight_unread(fd), 2);
+//   ...
+//   size_t unread_fds = capsa__inflight_update(&f, capsa__inflight_unread(fd));
 #ifndef CAPSA_IPC_INFLIGHT_H_
 #define CAPSA_IPC_INFLIGHT_H_
 
 #include <stddef.h>
 #include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 // Records beyond this are counted (as in flight) until the socket is empty.
 #define CAPSA__INFLIGHT_MAX_RECORDS 1024u
@@ -56,5 +69,9 @@ void capsa__inflight_sent(capsa__inflight_t *f, int64_t before, int64_t after,
 size_t capsa__inflight_update(capsa__inflight_t *f, int64_t unread);
 
 void capsa__inflight_free(capsa__inflight_t *f);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif  // CAPSA_IPC_INFLIGHT_H_

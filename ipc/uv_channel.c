@@ -94,7 +94,9 @@ static void on_poll(uv_poll_t *p, int status, int events) {
   capsa_channel_t *ch = p->data;
   if (status < 0) {
     // libuv reports POLLERR as UV_EBADF; on a unix socket that is the peer
-    // gone with our messages unread (ECONNRESET): a close, like EOF.
+    // gone with our messages unread (ECONNRESET): a close, like EOF. What it
+    // sent that we had not read yet is not read now (libuv has stopped the
+    // watcher): a known gap, as before this was told apart.
     if (status == UV_EBADF) {
       snprintf(ch->core->reason, sizeof ch->core->reason,
                "peer closed with messages unread");

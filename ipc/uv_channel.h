@@ -135,7 +135,9 @@ int capsa_channel_stop(capsa_channel_t *ch);
 // gets copies), and the bytes are copied. On error the caller keeps them.
 // Returns 0, -ENOBUFS (queue full), -EINVAL / -EMSGSIZE (bad message,
 // including a handle whose descriptor is wider than its declaration, by the
-// receiver's own check: capsa_handle_check), -EPIPE (closed or broken).
+// receiver's own check: capsa_handle_check), -EPIPE (closed or broken),
+// -ETOOMANYREFS (this user already has RLIMIT_NOFILE descriptors in flight
+// on unix sockets: this message is refused, the channel goes on).
 int capsa_channel_send(capsa_channel_t *ch, capsa_msg_t *msg);
 
 // Sends `msg` as a request (sets CAPSA_MSG_F_REQUEST and a fresh
