@@ -9,7 +9,9 @@ namespace {
 
 struct Inflight {
   capsa__inflight_t f = {};
-  ~Inflight() { capsa__inflight_free(&f); }
+  ~Inflight() {
+    capsa__inflight_free(&f);
+  }
 };
 
 TEST(Inflight, ARecordIsReceivedOnceLessIsUnreadThanWasSentAfterIt) {
