@@ -14,11 +14,10 @@
 #define CAPSA_IPC_CHANNEL_CORE_H_
 
 #include <stddef.h>
-
 #include <stdint.h>
-#include "ipc/inflight.h"
 
 #include "ipc/fastpath.h"
+#include "ipc/inflight.h"
 #include "ipc/interface.h"
 #include "ipc/message.h"
 #include "ipc/validate.h"
