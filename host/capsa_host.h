@@ -462,6 +462,10 @@ int capsa_renderer_request(capsa_renderer_t *r, capsa_msg_t *msg,
 // Answers a request the renderer sent (ev->msg of a MESSAGE event).
 int capsa_renderer_reply(capsa_renderer_t *r, const capsa_msg_t *request,
                          capsa_msg_t *reply);
+// Why the last capsa_renderer_send / _request / _reply to `r` failed, one
+// line owned by the handle ("handle 0: a FIFO, not a regular file: ..."),
+// or "" when it went. Valid until the next send to `r`.
+const char *capsa_renderer_send_error(const capsa_renderer_t *r);
 
 // Kills the renderer (SIGKILL through its pidfd) and does not restart it:
 // CAPSA_EV_KILLED "killed by the host" now, then CLOSED. 0, or -ESRCH when

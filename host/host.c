@@ -122,7 +122,9 @@ static void finish_exit(struct capsa_host_renderer *r);
 
 static void kill_for(struct capsa_host_renderer *r,
                      capsa_host_event_type_t reason, const char *text) {
-  if (r->state == R_DYING || r->kill_reason) return;
+  // Also while its end is being reported: an event callback that kills the
+  // renderer it is told about must not report (or tear down) twice.
+  if (r->state == R_DYING || r->kill_reason || r->reporting_end) return;
   r->kill_reason = reason;
   if (reason == CAPSA_EV_BAD_MESSAGE || reason == CAPSA_EV_SANDBOX_REFUSED)
     r->no_restart = true;
@@ -356,8 +358,9 @@ static const char *limit_reached(struct capsa_host_renderer *r) {
 // Reports how the renderer ended (unless we killed it: that was reported
 // then) and closes everything. Once per incarnation.
 static void finish_exit(struct capsa_host_renderer *r) {
-  if (r->state == R_DYING) return;
-  capsa__stderr_drain(r);  // its last words before how it ended
+  if (r->state == R_DYING || r->reporting_end) return;
+  r->reporting_end = true;  // until teardown: the callbacks below may call in
+  capsa__stderr_drain(r);   // its last words before how it ended
   // What waited on it learns first; then how it ended.
   capsa_channel_cancel_requests(&r->ch);
   const siginfo_t *si = &r->exit_info;
@@ -818,6 +821,7 @@ static int launch(struct capsa_host_renderer *r) {
   r->ping_outstanding = false;
   r->exited = false;
   r->peer_closed = false;
+  r->reporting_end = false;
   capsa__budget_log_reset(r, uv_now(h->loop));
   capsa_channel_start(&r->ch, on_message, on_channel_error);
   uv_poll_init(h->loop, &r->exit_poll, r->pidfd);
@@ -1140,9 +1144,23 @@ static bool serving(const capsa_renderer_t *r) {
   return r && r->state == R_READY && !r->kill_reason;
 }
 
+// serving(r), remembering for capsa_renderer_send_error why not.
+static bool can_send(capsa_renderer_t *r) {
+  r->not_serving = !serving(r);
+  return !r->not_serving;
+}
+
+const char *capsa_renderer_send_error(const capsa_renderer_t *r) {
+  if (!r) return "";
+  if (r->not_serving)
+    return "the renderer is not READY (starting, restarting or ended): "
+           "send after CAPSA_EV_READY";
+  return capsa_channel_send_error(&r->ch);
+}
+
 int capsa_renderer_send(capsa_renderer_t *r, capsa_msg_t *msg) {
   if (!r || !msg) return -EINVAL;
-  if (!serving(r)) return -ENOTCONN;
+  if (!can_send(r)) return -ENOTCONN;
   return capsa_channel_send(&r->ch, msg);
 }
 
@@ -1173,7 +1191,7 @@ int capsa_renderer_request(capsa_renderer_t *r, capsa_msg_t *msg,
                            uint64_t timeout_ms, capsa_renderer_reply_cb cb,
                            void *arg) {
   if (!r || !msg || !cb) return -EINVAL;
-  if (!serving(r)) return -ENOTCONN;
+  if (!can_send(r)) return -ENOTCONN;
   struct host_request *q = malloc(sizeof *q);
   if (!q) return -ENOMEM;
   *q = (struct host_request){r, cb, arg, timeout_ms != 0};
@@ -1191,7 +1209,7 @@ int capsa_renderer_request(capsa_renderer_t *r, capsa_msg_t *msg,
 int capsa_renderer_reply(capsa_renderer_t *r, const capsa_msg_t *request,
                          capsa_msg_t *reply) {
   if (!r || !request || !reply) return -EINVAL;
-  if (!serving(r)) return -ENOTCONN;
+  if (!can_send(r)) return -ENOTCONN;
   return capsa_channel_reply(&r->ch, request, reply);
 }
 
@@ -1203,7 +1221,7 @@ int capsa_renderer_kill(capsa_renderer_t *r) {
     return 0;
   }
   r->no_restart = true;  // also when it is already ending: no restart
-  if (r->state == R_DYING || r->pidfd < 0) return -ESRCH;
+  if (r->state == R_DYING || r->pidfd < 0 || r->reporting_end) return -ESRCH;
   if (r->kill_reason) return 0;  // already being killed, reported then
   kill_for(r, CAPSA_EV_KILLED, "killed by the host");
   return 0;
@@ -1211,7 +1229,8 @@ int capsa_renderer_kill(capsa_renderer_t *r) {
 
 int capsa_renderer_report_bad_message(capsa_renderer_t *r, const char *reason) {
   if (!r) return -EINVAL;
-  if (r->backing_off || r->state == R_DYING || r->pidfd < 0 || r->kill_reason)
+  if (r->backing_off || r->state == R_DYING || r->pidfd < 0 || r->kill_reason ||
+      r->reporting_end)
     return -ESRCH;
   char text[CAPSA_IPC_REASON_MAX];
   // The embedder's words, but they may quote the renderer's: data.

@@ -53,6 +53,8 @@ struct capsa_host_renderer {
   uint64_t window_start_ms;
   bool backing_off;
   bool shutdown_asked;         // capsa_renderer_shutdown: exit 0 = SHUTDOWN
+  bool not_serving;            // the last send was refused for not being READY
+  bool reporting_end;          // finish_exit is reporting how it ended
   unsigned deadline_requests;  // host requests with a timeout outstanding
   unsigned pending;  // broker requests in flight (keep the memory alive)
   struct capsa__dns_req *dns;  // this renderer's name lookups in flight

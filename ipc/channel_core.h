@@ -77,6 +77,10 @@ typedef struct capsa__chan_core {
   uint8_t *tx;             // encode scratch, CAPSA_IPC_MAX_MESSAGE bytes
   int broken;              // sticky error once bad or closed
   char reason[CAPSA_IPC_REASON_MAX];
+  // Why the last send this side tried was refused ("" after one that went):
+  // the sender's own mistake (a handle wider than its declaration, a
+  // message of an interface the channel does not speak), never the peer's.
+  char send_error[CAPSA_IPC_REASON_MAX];
   // The embedder interfaces this channel speaks, by wire index.
   const capsa_interface_t *ifaces[CAPSA_IFACE_MAX_PER_CHANNEL];
   unsigned nifaces;
@@ -99,6 +103,9 @@ void capsa__core_free(capsa__chan_core_t *c);
 // Sends or queues `msg` (ownership as capsa_channel_send). Returns 0,
 // -ENOBUFS, -EINVAL, -EMSGSIZE, -EPIPE, other -errno.
 int capsa__core_send(capsa__chan_core_t *c, capsa_msg_t *msg);
+// Records why this side's send is refused (c->send_error) and returns err.
+int capsa__core_refuse(capsa__chan_core_t *c, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 // Closes the descriptors of queued messages and frees the queue.
 void capsa__core_free_queue(capsa__chan_core_t *c);
 // Writes queued messages until the kernel refuses. Returns 0 (queue empty),

@@ -46,9 +46,14 @@ int capsa__iface_prepare_send(capsa__chan_core_t *c, capsa_msg_t *msg) {
   capsa_msg_interface_t *im = &msg->u.iface;
   if (im->value == NULL) return 0;  // pre-encoded bytes, sent as they are
   int idx = index_of(c, im->iface);
-  if (idx < 0) return -EINVAL;  // not an interface of this channel
+  if (idx < 0)
+    return capsa__core_refuse(
+        c, -EINVAL, "interface %s is not one this channel speaks",
+        im->iface && im->iface->name ? im->iface->name : "(null)");
   const capsa_imessage_t *d = capsa_iface_message(im->iface, im->id);
-  if (d == NULL) return -EINVAL;
+  if (d == NULL)
+    return capsa__core_refuse(c, -EINVAL, "interface %s has no message %u",
+                              im->iface->name, (unsigned)im->id);
   // A response's pairing is the receiver's to check (it holds the
   // request); direction and flags are ours to get right.
   char why[CAPSA_IPC_REASON_MAX];
@@ -60,14 +65,15 @@ int capsa__iface_prepare_send(capsa__chan_core_t *c, capsa_msg_t *msg) {
       answered = im->iface->messages[i].id;
   if (capsa_iface_check_envelope(im->iface, im->id, our_role(c), msg->flags,
                                  answered, why, sizeof why) < 0)
-    return -EINVAL;
+    return capsa__core_refuse(c, -EINVAL, "%s", why);
   if (c->itx == NULL && (c->itx = malloc(CAPSA_IPC_MAX_MESSAGE)) == NULL)
     return -ENOMEM;
   // Room for the envelope around it: the whole must fit the message limit.
   int n = capsa_iface_encode(im->iface, im->id, im->value, msg->handles,
                              msg->handle_count, c->itx,
                              CAPSA_IPC_MAX_MESSAGE - 1024, why, sizeof why);
-  if (n < 0) return n == -ENOENT ? -EINVAL : n;
+  if (n < 0)
+    return capsa__core_refuse(c, n == -ENOENT ? -EINVAL : n, "%s", why);
   im->index = (uint32_t)idx;
   im->payload = (capsa_bytes_t){c->itx, (size_t)n};
   return 0;

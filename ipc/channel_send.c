@@ -1,6 +1,8 @@
 // Channel core, sending: numbering, the fast path, sendmsg with SCM_RIGHTS
 // and the bounded queue of what the kernel could not take yet.
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -68,6 +70,14 @@ int capsa__core_flush(capsa__chan_core_t *c) {
   return 0;
 }
 
+int capsa__core_refuse(capsa__chan_core_t *c, int err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->send_error, sizeof c->send_error, fmt, ap);
+  va_end(ap);
+  return err;
+}
+
 void capsa__core_free_queue(capsa__chan_core_t *c) {
   while (c->qhead != NULL) {
     capsa__qent_t *e = c->qhead;
@@ -81,19 +91,27 @@ void capsa__core_free_queue(capsa__chan_core_t *c) {
 }
 
 int capsa__core_send(capsa__chan_core_t *c, capsa_msg_t *msg) {
-  if (c->broken == -EPIPE || c->fd < 0) return -EPIPE;
-  if (c->broken != 0 && c->broken != -EBADMSG) return -EPIPE;
-  if (msg->handle_count > CAPSA_IPC_MAX_HANDLES) return -EINVAL;
+  c->send_error[0] = '\0';
+  if (c->broken == -EPIPE || c->fd < 0)
+    return capsa__core_refuse(c, -EPIPE, "the channel is closed");
+  if (c->broken != 0 && c->broken != -EBADMSG)
+    return capsa__core_refuse(c, -EPIPE, "the channel failed earlier");
+  if (msg->handle_count > CAPSA_IPC_MAX_HANDLES)
+    return capsa__core_refuse(c, -EINVAL, "%u handles: at most %d",
+                              (unsigned)msg->handle_count,
+                              CAPSA_IPC_MAX_HANDLES);
   int fds[CAPSA_IPC_MAX_HANDLES];
   for (uint32_t i = 0; i < msg->handle_count; i++) {
-    if (msg->handles[i].fd < 0) return -EINVAL;
+    if (msg->handles[i].fd < 0)
+      return capsa__core_refuse(c, -EINVAL, "handle %u: no descriptor",
+                                (unsigned)i);
     // The receiver's own check, on the sender's side: a descriptor wider
     // than its declaration (an O_RDWR file declared read-only, an unsealed
     // region declared read-only) never leaves, whoever would check it next.
     char why[CAPSA_IPC_REASON_MAX];
     if (capsa_handle_check(msg->handles[i].fd, &msg->handles[i], why,
                            sizeof why) < 0)
-      return -EINVAL;
+      return capsa__core_refuse(c, -EINVAL, "handle %u: %s", (unsigned)i, why);
     fds[i] = msg->handles[i].fd;
   }
   int nfds = (int)msg->handle_count;
@@ -101,7 +119,11 @@ int capsa__core_send(capsa__chan_core_t *c, capsa_msg_t *msg) {
   if (ierr < 0) return ierr;
   msg->seq = c->next_seq;
   int len = capsa_msg_encode(msg, c->tx, CAPSA_IPC_MAX_MESSAGE);
-  if (len < 0) return len;
+  if (len < 0)
+    return capsa__core_refuse(c, len,
+                              "encoding failed: %s (messages are at "
+                              "most %d bytes)",
+                              strerror(-len), CAPSA_IPC_MAX_MESSAGE);
 
   if (c->qhead == NULL) {
     // Nothing queued, so order holds whichever transport takes it.
@@ -131,7 +153,11 @@ int capsa__core_send(capsa__chan_core_t *c, capsa_msg_t *msg) {
   // The kernel's buffer is full (the peer is not reading): queue, bounded.
   if (c->queued_bytes + (size_t)len > c->max_queued ||
       c->queued_fds + (size_t)nfds > CAPSA__MAX_QUEUED_FDS)
-    return -ENOBUFS;
+    return capsa__core_refuse(
+        c, -ENOBUFS,
+        "send queue full: %zu bytes and %zu descriptors wait "
+        "for the peer to read",
+        c->queued_bytes, c->queued_fds);
   capsa__qent_t *e = malloc(sizeof *e + (size_t)len);
   if (e == NULL) return -ENOMEM;
   e->next = NULL;

@@ -172,7 +172,8 @@ static int check_channel(int fd, const struct stat *st, int fl, char *r,
 static int check_file(const struct stat *st, int fl, const capsa_handle_t *d,
                       char *r, size_t n) {
   if (!S_ISREG(st->st_mode))
-    return capsa__bad(r, n, "file handle is a %s", mode_name(st->st_mode));
+    return capsa__bad(r, n, "file handle is a %s, not a regular file",
+                      mode_name(st->st_mode));
   if ((fl & O_ACCMODE) != O_RDONLY)
     return capsa__bad(r, n, "file handle not opened read-only (flags %#x)",
                       fl & O_ACCMODE);

@@ -216,16 +216,20 @@ int capsa_channel_stop(capsa_channel_t *ch) {
 // moves the sender's offset or a sibling's. Checked first, so a descriptor
 // wider than its declaration is refused, not silently narrowed. On success
 // the originals are closed (the channel owns them); on failure the copies.
-static int reopen_handles(capsa_msg_t *msg, int *orig) {
+static int reopen_handles(capsa__chan_core_t *c, capsa_msg_t *msg, int *orig) {
   for (uint32_t i = 0; i < msg->handle_count; i++) orig[i] = -1;
   for (uint32_t i = 0; i < msg->handle_count; i++) {
     capsa_handle_t *h = &msg->handles[i];
     if (h->kind != CAPSA_HANDLE_FILE && h->kind != CAPSA_HANDLE_SHM) continue;
     char why[CAPSA_IPC_REASON_MAX];
-    int nfd = capsa_handle_check(h->fd, h, why, sizeof why) < 0
-                  ? -EINVAL
-                  : capsa_handle_reopen(h->fd, h->writable);
+    int nfd =
+        capsa_handle_check(h->fd, h, why, sizeof why) < 0
+            ? capsa__core_refuse(c, -EINVAL, "handle %u: %s", (unsigned)i, why)
+            : capsa_handle_reopen(h->fd, h->writable);
     if (nfd < 0) {
+      if (c->send_error[0] == '\0')
+        capsa__core_refuse(c, nfd, "handle %u: reopening it narrowed: %s",
+                           (unsigned)i, strerror(-nfd));
       for (uint32_t j = 0; j < i; j++) {
         if (orig[j] < 0) continue;
         close(msg->handles[j].fd);
@@ -242,11 +246,17 @@ static int reopen_handles(capsa_msg_t *msg, int *orig) {
 int capsa_channel_send(capsa_channel_t *ch, capsa_msg_t *msg) {
   if (ch == NULL || msg == NULL || ch->core == NULL) return -EINVAL;
   if (ch->flags & F_CLOSING) return -EPIPE;
-  if (msg->handle_count > CAPSA_IPC_MAX_HANDLES) return -EINVAL;
+  ch->core->send_error[0] = '\0';
+  if (msg->handle_count > CAPSA_IPC_MAX_HANDLES)
+    return capsa__core_refuse(ch->core, -EINVAL, "%u handles: at most %d",
+                              (unsigned)msg->handle_count,
+                              CAPSA_IPC_MAX_HANDLES);
   for (uint32_t i = 0; i < msg->handle_count; i++)
-    if (msg->handles[i].fd < 0) return -EINVAL;
+    if (msg->handles[i].fd < 0)
+      return capsa__core_refuse(ch->core, -EINVAL, "handle %u: no descriptor",
+                                (unsigned)i);
   int orig[CAPSA_IPC_MAX_HANDLES];
-  int err = reopen_handles(msg, orig);
+  int err = reopen_handles(ch->core, msg, orig);
   if (err < 0) return err;
   err = capsa__core_send(ch->core, msg);
   for (uint32_t i = 0; i < msg->handle_count; i++) {
@@ -263,6 +273,10 @@ int capsa_channel_send(capsa_channel_t *ch, capsa_msg_t *msg) {
     update_poll(ch);
   }
   return err;
+}
+
+const char *capsa_channel_send_error(const capsa_channel_t *ch) {
+  return ch && ch->core ? ch->core->send_error : "";
 }
 
 int capsa_channel_request(capsa_channel_t *ch, capsa_msg_t *msg,

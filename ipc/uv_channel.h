@@ -140,6 +140,12 @@ int capsa_channel_stop(capsa_channel_t *ch);
 // on unix sockets: this message is refused, the channel goes on).
 int capsa_channel_send(capsa_channel_t *ch, capsa_msg_t *msg);
 
+// Why the last capsa_channel_send / _request / _reply on `ch` was refused,
+// one line owned by the channel ("handle 0: a FIFO, not a regular file"),
+// or "" when it went (or failed only because the peer is gone). Valid until
+// the next send.
+const char *capsa_channel_send_error(const capsa_channel_t *ch);
+
 // Sends `msg` as a request (sets CAPSA_MSG_F_REQUEST and a fresh
 // request_id) and calls `cb` once: with the reply, or -ETIMEDOUT after
 // `timeout_ms`, or -ECANCELED. Ownership as capsa_channel_send. Returns 0,

@@ -318,7 +318,9 @@ static void on_host_event(capsa_host_t *h, const capsa_host_event_t *ev) {
   }
 }
 
-static int fill_job(capsa_msg_t *m, void *arg) {
+static int fill_job(capsa_pool_t *p, capsa_renderer_t *worker, capsa_msg_t *m,
+                    void *arg) {
+  (void)p, (void)worker;
   struct pool_job *j = arg;
   struct pool_bench *b = j->b;
   int s = -1;
@@ -368,9 +370,14 @@ static void on_pool_closed(capsa_pool_t *p) {
   b->pool_closed = true;
 }
 
-static void job_done(capsa_pool_t *p, capsa_renderer_t *r, int status,
-                     capsa_msg_t *reply, void *arg) {
+static void job_done(capsa_pool_t *p, const capsa_pool_result_t *result,
+                     void *arg) {
+  (void)p;
   struct pool_job *j = arg;
+  int status = result->status;
+  capsa_msg_t *reply = result->reply;
+  if (status < 0)
+    fprintf(stderr, "capsa bench pool: job %u: %s\n", j->input, result->reason);
   struct pool_bench *b = j->b;
   if (j->slot >= 0) b->slots[j->slot].busy = false;
   const capsa_demo_gzip_result_t *res =
