@@ -396,4 +396,93 @@ TEST_F(Sdk, FreeBsdProgramBuildsSharedAndStaticAndRuns) {
   RunAsEveryone(exe, "freebsd_prog: ok");
 }
 
+// The SDK tested both ways: every function an installed header declares is
+// exported by libcapsa.so (a header without the visibility pragma once hid
+// every capsa_pool_* while the version script listed them) and resolves in
+// a program linked with `pkg-config --libs capsa` and with capsa-static.
+// The declarations are the compiler's own list (gcc -aux-info), not a
+// parse of ours.
+TEST_F(Sdk, EveryDeclaredFunctionIsExportedAndLinksSharedAndStatic) {
+  std::string out, inc = prefix_ + "/include";
+  std::ofstream(tmp_.path + "/all.c") << "#include <capsa/capsa.h>\n"
+                                         "#include <sys/capsicum.h>\n"
+                                         "#include <sys/procdesc.h>\n";
+  std::string aux = tmp_.path + "/decl.txt";
+  ASSERT_EQ(0, Sh("cd " + Q(tmp_.path) + " && cc -aux-info " + Q(aux) +
+                      " -c all.c -o /dev/null " + Pc("--cflags capsa"),
+                  &out))
+      << out;
+  std::set<std::string> declared;
+  for (const std::string &l : Lines(ReadFile(aux))) {
+    if (l.rfind("/* " + inc + "/", 0) != 0) continue;  // libc's, libuv's
+    size_t body = l.find("*/ ");
+    size_t paren = l.find(" (", body);
+    ASSERT_NE(std::string::npos, paren) << l;
+    size_t start = l.find_last_of(" *", paren - 1) + 1;
+    declared.insert(l.substr(start, paren - start));
+  }
+  for (const char *api : {"capsa_pool_init", "capsa_pool_submit",
+                          "capsa_pool_error", "capsa_host_init", "cap_enter",
+                          "capsa_renderer_send_error", "capsa_main"})
+    EXPECT_EQ(1u, declared.count(api)) << api << " not seen in the headers";
+  ASSERT_EQ(0, Sh("nm -D --defined-only " + Q(prefix_ + "/lib/libcapsa.so.0") +
+                      " | awk '{print $3}' | sed 's/@.*//'",
+                  &out))
+      << out;
+  std::set<std::string> exported;
+  for (const std::string &l : Lines(out)) exported.insert(l);
+  std::string refs = "#include <stdio.h>\ntypedef void fn(void);\n";
+  std::string table = "static fn *const all[] = {\n";
+  for (const std::string &f : declared) {
+    EXPECT_EQ(1u, exported.count(f)) << f << ": declared, not exported";
+    refs += "extern fn " + f + ";\n";
+    table += "    " + f + ",\n";
+  }
+  refs += table +
+          "};\nint main(void) {\n  printf(\"%zu functions\\n\", "
+          "sizeof all / sizeof *all);\n  return all[0] == 0;\n}\n";
+  std::string src = tmp_.path + "/refs.c";
+  std::ofstream(src) << refs;
+  std::string expect = std::to_string(declared.size()) + " functions";
+  std::string exe =
+      Build(src, "refs_shared",
+            Pc("--libs capsa") + " -Wl,-rpath," + prefix_ + "/lib");
+  RunAsEveryone(exe, expect);
+  exe = Build(src, "refs_static", Pc("--libs capsa-static"));
+  RunAsEveryone(exe, expect);
+}
+
+// The README's pool example from the install, shared and static: a batch in
+// a pool with its default options, one input crashing its worker; the
+// job's done() names the crash, the worker is replaced, the rest served.
+TEST_F(Sdk, PoolExampleBuildsSharedAndStaticAndServesThroughACrash) {
+  std::string out;
+  if (Sh("command -v flatc", &out) != 0) GTEST_SKIP() << "flatc not installed";
+  std::string gen = tmp_.path + "/gen";
+  ASSERT_EQ(0,
+            Sh("cp " + Q(kRoot + "/host/examples/pool.c") + " " +
+                   Q(kRoot + "/host/examples/convert.fbs") + " " + Q(tmp_.path),
+               &out))
+      << out;
+  std::string idl =
+      Q(prefix_ + "/bin/capsa-idl") + " " + Q(tmp_.path + "/convert.fbs") +
+      " " + Q(gen + "/host/examples") + " host/examples/convert.capsa.h";
+  ASSERT_EQ(0, Sh(idl, &out)) << idl << "\n" << out;
+  const std::string generated =
+      "-I" + Q(gen) + " " + Q(gen + "/host/examples/convert.capsa.c") + " ";
+  const std::string expect =
+      "hello -> HELLO\ncrash me -> failed: crashed: signal 11 (SEGV)\n"
+      "world -> WORLD\ncapsa -> CAPSA\npools -> POOLS\n"
+      "4 served, 1 failed\n";
+  std::string exe = Build(tmp_.path + "/pool.c", "pool",
+                          generated + Pc("--cflags --libs capsa") +
+                              " -Wl,-rpath," + prefix_ + "/lib");
+  EXPECT_NE(std::string::npos, Needed(exe).find("[libcapsa.so.0]"));
+  RunAsEveryone(exe, expect);
+  exe = Build(tmp_.path + "/pool.c", "pool_static",
+              generated + Pc("--cflags --libs capsa-static"));
+  EXPECT_EQ(std::string::npos, Needed(exe).find("libcapsa"));
+  RunAsEveryone(exe, expect);
+}
+
 }  // namespace
