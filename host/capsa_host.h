@@ -133,6 +133,10 @@ typedef struct capsa_renderer_check {
   // least one more, its own final step (0 = not checked).
   int seccomp_filters;
   int filters_expected;
+  // The oom_score_adj the host gave it at launch (1000: the OOM killer's
+  // first choice, before the host), or -errno when it could not (the
+  // renderer then keeps the host's; not a refusal).
+  int oom_score_adj;
   bool ok;
   char why[128];  // when !ok
 } capsa_renderer_check_t;
@@ -183,6 +187,10 @@ typedef void (*capsa_host_close_cb)(capsa_host_t *host);
 // limit_processes). The tree's
 // CPU is counted by the host (above), up to one heartbeat late.
 // capsa_host_limits_summary() says which mechanism is in use and why.
+// Whatever holds them, every renderer starts with oom_score_adj 1000 (set
+// by the host at launch; its children inherit it): under memory pressure
+// the kernel kills a renderer before the host (capsa_renderer_check_t
+// oom_score_adj says whether that was possible).
 typedef enum capsa_cgroup_use {
   CAPSA_CGROUPS_AUTO = 0,  // cgroup v2 when usable, else rlimits (reported)
   CAPSA_CGROUPS_OFF,       // rlimits only

@@ -15,6 +15,7 @@
 #include "host/fork_guard.h"
 #include "host/host_internal.h"
 #include "host/kind_registry.h"
+#include "host/oom_score.h"
 #include "host/text.h"
 #include "ipc/interface.h"
 #include "sandbox/features.h"
@@ -751,6 +752,9 @@ static void prepare_check(struct capsa_host_renderer *r) {
           !(capsa_ns_ids_differ(&ids, z) & CAPSA_NAMESPACE_USER);
   }
   r->check_err = err;
+  // The OOM killer's first choice is a renderer, never its host.
+  c->oom_score_adj = capsa__oom_score_raise(r->pid);
+  if (c->oom_score_adj == 0) c->oom_score_adj = CAPSA__RENDERER_OOM_SCORE_ADJ;
 }
 
 // A new zygote in place of a dead one (its renderers are unaffected: they

@@ -132,7 +132,10 @@ class Supervision : public ::testing::Test {
     t->seen_.push_back({ev->type, ev->text ? ev->text : "", ev->status,
                         ev->signal, uv_now(&t->loop_)});
     t->order_ += std::string(capsa_host_event_name(ev->type)) + " ";
-    if (ev->type == CAPSA_EV_READY) t->ready_++;
+    if (ev->type == CAPSA_EV_READY) {
+      t->ready_++;
+      t->ready_oom_ = ev->check ? ev->check->oom_score_adj : -1;
+    }
     if (ev->type == CAPSA_EV_CLOSED) t->closed_++;
     if (t->kill_on_crash_ && ev->type == CAPSA_EV_CRASHED)
       t->kill_in_callback_ = capsa_renderer_kill(ev->renderer);
@@ -206,7 +209,37 @@ class Supervision : public ::testing::Test {
   capsa_renderer_t *reply_renderer_ = nullptr;
   bool kill_on_crash_ = false;
   int kill_in_callback_ = 1;
+  int ready_oom_ = -2;
 };
+
+std::string OomScoreAdj(pid_t pid) {
+  std::string path = "/proc/" + std::to_string(pid) + "/oom_score_adj";
+  FILE *f = fopen(path.c_str(), "re");
+  if (!f) return "unreadable";
+  char buf[32] = "";
+  if (!fgets(buf, sizeof buf, f)) buf[0] = '\0';
+  fclose(f);
+  std::string v(buf);
+  while (!v.empty() && v.back() == '\n') v.pop_back();
+  return v;
+}
+
+// Where no memory cgroup holds renderers, the OOM killer must choose a
+// renderer, never its host: each renderer (and so its children) starts
+// with oom_score_adj 1000, set by the host from outside; the host's own
+// value is untouched.
+TEST_F(Supervision, RenderersAreTheOomKillersFirstChoiceNotTheHost) {
+  std::string host_before = OomScoreAdj(getpid());
+  ASSERT_NE("1000", host_before) << "the test needs a host below 1000";
+  int k = Kind("sup");
+  capsa_renderer_t *r = Start(k);
+  ASSERT_NE(nullptr, r);
+  EXPECT_EQ("1000", OomScoreAdj(capsa_renderer_pid(r)));
+  EXPECT_EQ(1000, ready_oom_) << "the READY event's check says so";
+  EXPECT_EQ(host_before, OomScoreAdj(getpid()));
+  EXPECT_NE("1000", OomScoreAdj(capsa_host_zygote_pid(&host_)))
+      << "only renderers: the zygote serves every kind";
+}
 
 // An embedder (a pool closing from inside done(), say) kills the renderer
 // whose crash it is being told about: the end is reported once, torn down
