@@ -58,12 +58,14 @@ std::vector<DocBlock> FencedBlocks(const std::string &markdown,
         lines[i].find("<!--") != std::string::npos) {
       std::smatch m;
       if (!std::regex_match(lines[i], m, kMarker))
-        errors->push_back(at + ": malformed marker (`<!-- doc-test: program"
-                               "|output NAME -->`): " +
+        errors->push_back(at +
+                          ": malformed marker (`<!-- doc-test: program"
+                          "|output NAME -->`): " +
                           lines[i]);
       else if (i + 1 >= lines.size() || !IsFence(lines[i + 1], &marker, &info))
-        errors->push_back(at + ": a doc-test marker must be the line right "
-                               "before a fence");
+        errors->push_back(at +
+                          ": a doc-test marker must be the line right "
+                          "before a fence");
       continue;
     }
     if (!IsFence(lines[i], &marker, &info)) continue;

@@ -26,8 +26,8 @@ struct DocBlock {
   int first_line;     // line number of the block's first line of text
   std::string info;   // the fence's info string ("c", "sh", "")
   Role role;
-  std::string name;   // of a program or output marker
-  std::string text;   // the lines between the fences, each ending in \n
+  std::string name;  // of a program or output marker
+  std::string text;  // the lines between the fences, each ending in \n
 };
 
 // Every fenced block (``` or ~~~, three or more) of `markdown`, in order.

@@ -126,8 +126,8 @@ class Docs : public ::testing::Test {
     prefix_ = tmp_.path + "/prefix";
     gen_ = tmp_.path + "/gen";
     ASSERT_TRUE(capsa_sdk::StageInstall(tmp_.path, prefix_, &why)) << why;
-    ASSERT_EQ(0, Sh(capsa_sdk::PkgConfig(prefix_) + "--cflags --libs capsa",
-                    &pc_))
+    ASSERT_EQ(0,
+              Sh(capsa_sdk::PkgConfig(prefix_) + "--cflags --libs capsa", &pc_))
         << pc_;
     while (!pc_.empty() && (pc_.back() == '\n' || pc_.back() == ' '))
       pc_.pop_back();
@@ -155,13 +155,12 @@ class Docs : public ::testing::Test {
       std::string base = tmp_.path + "/" + u.name;
       std::ofstream(base + ".c") << u.source;
       bool gen = u.source.find(".capsa.h\"") != std::string::npos;
-      std::string cmd =
-          "cc " + std::string(kCFlags) + " -I" + Q(gen_) + " " +
-          Q(base + ".c") + (gen ? objects_ : "") +
-          (u.program ? " -o " + Q(base)
-                     : " -fPIC -shared -Wl,--no-undefined -o " +
-                           Q(base + ".so")) +
-          " " + pc_ + " -Wl,-rpath," + prefix_ + "/lib";
+      std::string cmd = "cc " + std::string(kCFlags) + " -I" + Q(gen_) + " " +
+                        Q(base + ".c") + (gen ? objects_ : "") +
+                        (u.program ? " -o " + Q(base)
+                                   : " -fPIC -shared -Wl,--no-undefined -o " +
+                                         Q(base + ".so")) +
+                        " " + pc_ + " -Wl,-rpath," + prefix_ + "/lib";
       std::ofstream(base + ".sh")
           << cmd << " >" << Q(base + ".log") << " 2>&1; echo $? >"
           << Q(base + ".rc") << "\n";
@@ -205,8 +204,7 @@ TEST(DocConvention, EveryCBlockIsAProgramWithItsOutputOrAFragment) {
     } else if (b.role == DocBlock::kOutput) {
       EXPECT_TRUE(i > 0 && blocks[i - 1].role == DocBlock::kProgram &&
                   blocks[i - 1].name == b.name)
-          << b.where << ": output " << b.name
-          << " does not follow its program";
+          << b.where << ": output " << b.name << " does not follow its program";
     } else if (c) {
       fragments++;
       EXPECT_FALSE(capsa_docs::DefinesMain(b.text))
@@ -234,11 +232,12 @@ TEST_F(Docs, ProgramsBuildFromTheInstallAndPrintWhatTheDocShows) {
   for (size_t i = 0; i + 1 < blocks.size(); i++) {
     if (blocks[i].role != DocBlock::kProgram) continue;
     // Verbatim: the reader copies the block as it is into prog.c.
-    units.push_back(MakeUnit("prog_" + blocks[i].name, blocks[i].where,
-                     Line(blocks[i].first_line,
-                          blocks[i].where.substr(0, blocks[i].where.find(':'))) +
-                         blocks[i].text,
-                     true));
+    units.push_back(
+        MakeUnit("prog_" + blocks[i].name, blocks[i].where,
+                 Line(blocks[i].first_line,
+                      blocks[i].where.substr(0, blocks[i].where.find(':'))) +
+                     blocks[i].text,
+                 true));
     shown[blocks[i].name] = blocks[i + 1].text;
   }
   ASSERT_FALSE(units.empty());
@@ -276,8 +275,9 @@ TEST_F(Docs, FragmentsCompileAgainstTheInstall) {
   for (const DocBlock &b : blocks) {
     if (b.info != "c" || b.role != DocBlock::kPlain) continue;
     std::string file = b.where.substr(0, b.where.find(':'));
-    units.push_back(MakeUnit("fragment_" + std::to_string(units.size()), b.where,
-                     kPrelude + Line(b.first_line, file) + b.text, false));
+    units.push_back(
+        MakeUnit("fragment_" + std::to_string(units.size()), b.where,
+                 kPrelude + Line(b.first_line, file) + b.text, false));
   }
   ASSERT_FALSE(units.empty());
   Compile(&units);
@@ -299,7 +299,8 @@ TEST_F(Docs, EveryPublicHeaderOpensWithAnExampleThatCompiles) {
   std::vector<Unit> units;
   std::vector<std::string> repo;
   for (const std::string &l : capsa_sdk::Lines(out)) {
-    std::string src = l.substr(0, l.find(' ')), name = l.substr(l.find(' ') + 1);
+    std::string src = l.substr(0, l.find(' ')),
+                name = l.substr(l.find(' ') + 1);
     std::string installed = prefix_ + "/include/" + name;
     int first = 0;
     std::string example =
@@ -308,13 +309,13 @@ TEST_F(Docs, EveryPublicHeaderOpensWithAnExampleThatCompiles) {
         << src << " (installed as <" << name << ">) does not open with an "
         << "example (a comment whose lines indented by three spaces are C)";
     if (example.empty()) continue;
-    std::string inc = name.rfind("capsa/compat/", 0) == 0 ? name.substr(13)
-                                                          : name;
+    std::string inc =
+        name.rfind("capsa/compat/", 0) == 0 ? name.substr(13) : name;
     repo.push_back(src);
-    units.push_back(MakeUnit("header_" + std::to_string(units.size()), src,
-                     kPrelude + ("#include <" + inc + ">\n") +
-                         Line(first, src) + example,
-                     false));
+    units.push_back(MakeUnit(
+        "header_" + std::to_string(units.size()), src,
+        kPrelude + ("#include <" + inc + ">\n") + Line(first, src) + example,
+        false));
   }
   EXPECT_GE(units.size(), 15u);
   Compile(&units);
@@ -329,6 +330,15 @@ TEST_F(Docs, EveryPublicHeaderOpensWithAnExampleThatCompiles) {
         << repo[i] << ": its opening example does not compile against the "
         << "installed SDK:\n"
         << units[i].log;
+  }
+  // <capsa/interface.h> shows the schema the examples are built with.
+  std::string iface = ReadFile(prefix_ + "/include/capsa/interface.h");
+  for (const std::string &l :
+       capsa_sdk::Lines(ReadFile(kRoot + "/host/examples/thumb.fbs"))) {
+    if (l.rfind("//", 0) == 0) continue;
+    EXPECT_NE(std::string::npos, iface.find("//   //   " + l + "\n"))
+        << "<capsa/interface.h>'s example does not show this line of "
+        << "host/examples/thumb.fbs: " << l;
   }
   for (const std::string &h : kHeaderExamplesToConvert)
     EXPECT_NE(repo.end(), std::find(repo.begin(), repo.end(), h))

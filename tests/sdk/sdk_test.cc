@@ -145,7 +145,8 @@ TEST_F(Sdk, InstallsOnlyThePublicHeadersAndEachCompilesAlone) {
       EXPECT_EQ(std::string::npos, h.find(internal)) << h;
   // Everything is under <capsa/...>: no generic host/, ipc/, sandbox/.
   for (const std::string &h : got) EXPECT_EQ(0u, h.rfind("capsa/", 0)) << h;
-  EXPECT_NE(0, Sh("grep -rn '#include \"' " + Q(prefix_ + "/include"), &out))
+  EXPECT_NE(0,
+            Sh("grep -rn '^ *# *include \"' " + Q(prefix_ + "/include"), &out))
       << "quoted includes left in installed headers:\n"
       << out;
 
