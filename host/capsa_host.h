@@ -4,8 +4,8 @@
 //   #include <capsa/capsa.h>
 //   #include "thumb.capsa.h"  // generated from thumb.fbs (<capsa/interface.h>)
 //
-//   static capsa_shm_region_t
-//       png;  // made and filled beforehand (<capsa/shm.h>)
+//   // The PNG to decode, filled and sealed beforehand (<capsa/shm.h>).
+//   static capsa_shm_region_t png;
 //
 //   static void on_done(capsa_renderer_t *r, int status, capsa_msg_t *reply,
 //                       void *arg) {
@@ -42,8 +42,8 @@
 //   CAPSA_RENDERER_KIND(thumb, "thumb", capsa_renderer_main, &kThumb)
 //
 //   int main(int argc, char **argv) {
-//     if (capsa_main(argc, argv) < 0)
-//       return 1;  // first (<capsa/kind_registry.h>)
+//     // First: the zygote runs here (<capsa/kind_registry.h>).
+//     if (capsa_main(argc, argv) < 0) return 1;
 //     capsa_host_t host;
 //     capsa_host_options_t o;
 //     capsa_host_options_init(&o);

@@ -1,9 +1,8 @@
 // Sealed shared-memory regions with bounds-checked views.
 //
-//   // Host: a 1 MiB region the host fills and the renderer may only read.
+//   // Host: a region the host fills and the renderer may only read.
 //   int make_frame(capsa_shm_region_t *r, const void *px, size_t n) {
-//     int err =
-//         capsa_shm_create(1 << 20, "frame", CAPSA_SHM_CREATOR_WRITES, r);
+//     int err = capsa_shm_create(n, "frame", CAPSA_SHM_CREATOR_WRITES, r);
 //     void *dst;
 //     if (err == 0 && (err = capsa_shm_view_mut(r, 0, n, &dst)) == 0)
 //       memcpy(dst, px, n);

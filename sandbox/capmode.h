@@ -2,8 +2,8 @@
 //
 //   // A process sandboxing itself:
 //   int sandbox_self(void) {
-//     int err =
-//         capsa_cap_enter();  // 0, or -errno before the point of no return
+//     // 0, or -errno before the point of no return:
+//     int err = capsa_cap_enter();
 //     if (err < 0) fprintf(stderr, "%s\n", capsa_strerror(err));
 //     return err;  // then open("/etc/passwd", O_RDONLY): -1, errno ECAPMODE
 //   }
@@ -16,9 +16,9 @@
 //                                     "renderer: memory pressure");
 //     int err = capsa_capmode_policy_compile(p);
 //     if (err == 0 && fork() == 0) {
-//       capsa_capmode_policy_enter(
-//           p);  // no allocation; _exit on failure after
-//       /* ... the child's work ... */  // the first irreversible step
+//       // No allocation; _exit on a failure after the first irreversible step.
+//       capsa_capmode_policy_enter(p);
+//       /* ... the child's work ... */
 //       _exit(0);
 //     }
 //     capsa_capmode_policy_free(p);

@@ -12,7 +12,7 @@
 //     }
 //     memcpy(p, data, n);
 //     munmap(p, n);
-//     int err = capsa_memfd_seal_readonly(fd);  // after the writer's mapping
+//     int err = capsa_memfd_seal_readonly(fd);  // now read-only for everyone
 //     if (err < 0) close(fd);
 //     return err < 0 ? err : fd;  // to send
 //   }

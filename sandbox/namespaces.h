@@ -3,7 +3,7 @@
 // caller's business.
 //
 //   static int child_main(void *arg) {  // in the child, after every step below
-//     return *(int *)arg;
+//     return arg == NULL ? 0 : 1;
 //   }
 //   int spawn(int channel_fd, struct capsa_ns_child *c) {
 //     capsa_ns_policy *p = capsa_ns_policy_new();
@@ -12,14 +12,12 @@
 //                                    CAPSA_NAMESPACE_USER);   // required
 //     capsa_ns_policy_set_empty_root(p, true, false);  // wanted, not required
 //     capsa_ns_policy_keep_fd(p, channel_fd, 3);  // becomes fd 3 in the child
-//     static int code = 0;
 //     struct capsa_ns_report rep;
-//     int err = capsa_ns_spawn(p, child_main, &code, c, &rep);
+//     int err = capsa_ns_spawn(p, child_main, NULL, c, &rep);
 //     // err == 0: c->pidfd (owned by the caller) and c->pid; the child runs
 //     // child_main(arg) with every other descriptor closed.
-//     char line[256];
-//     capsa_ns_report_format(&rep, line,
-//                            sizeof line);  // "user=yes net=no(...)"
+//     char line[256];  // "user=yes net=no(...) ..."
+//     capsa_ns_report_format(&rep, line, sizeof line);
 //     capsa_ns_policy_free(p);
 //     return err;
 //   }
