@@ -36,7 +36,6 @@
 namespace {
 
 using capsa_sdk::kAsNobody;
-using capsa_sdk::kBuild;
 using capsa_sdk::kRoot;
 using capsa_sdk::Lines;
 using capsa_sdk::Q;
