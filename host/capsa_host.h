@@ -1,32 +1,66 @@
 // libcapsa's embedding API: a broker on the caller's libuv loop that spawns,
 // serves and supervises sandboxed renderer processes.
 //
+//   #include <capsa/capsa.h>
+//   #include "thumb.capsa.h"  // generated from thumb.fbs (<capsa/interface.h>)
+//
+//   // The PNG to decode, filled and sealed beforehand (<capsa/shm.h>).
+//   static capsa_shm_region_t png;
+//
+//   static void on_done(capsa_renderer_t *r, int status, capsa_msg_t *reply,
+//                       void *arg) {
+//     (void)arg;  // status < 0: -ETIMEDOUT, or -ECANCELED (the renderer ended)
+//     if (status == 0) {  // verified, typed
+//       const thumb_done_t *done = reply->u.iface.value;
+//       printf("decoded: %d\n", done->status);
+//     }
+//     capsa_renderer_shutdown(r, 1000);
+//   }
 //   static void on_event(capsa_host_t *h, const capsa_host_event_t *ev) {
-//     if (ev->type == CAPSA_EV_READY) {            // sandbox verified
-//       my_thumb_decode_t q;                       // your interface's
-//       my_thumb_decode_init(&q);                  // generated struct
+//     if (ev->type == CAPSA_EV_READY) {  // sandbox verified
+//       thumb_decode_t q;                // your interface's
+//       thumb_decode_init(&q);           // generated struct
 //       capsa_msg_t m;
-//       capsa_msg_init_iface(&m, &my_thumb_interface, MY_THUMB_DECODE, &q);
-//       capsa_renderer_request(ev->renderer, &m, 5000, on_reply, NULL);
-//     } else if (ev->type == CAPSA_EV_MESSAGE) {   // ev->msg from renderer
-//     } else if (ev->type == CAPSA_EV_CLOSED) {    // handle gone
+//       capsa_msg_init_iface(&m, &thumb_interface, THUMB_DECODE, &q);
+//       capsa_rights_t ro;
+//       capsa_rights_init(&ro, CAPSA_CAP_READ, CAPSA_CAP_MMAP_R);
+//       int fd = dup(png.fd);  // the request takes it; on error it is ours
+//       q.png = capsa_msg_add_handle(&m, fd, CAPSA_HANDLE_SHM, &ro, png.size,
+//                                    false);
+//       if (capsa_renderer_request(ev->renderer, &m, 5000, on_done, NULL) < 0)
+//         close(fd);
+//     } else if (ev->type == CAPSA_EV_MESSAGE) {  // ev->msg from renderer
+//     } else if (ev->type == CAPSA_EV_CLOSED) {   // handle gone
 //       capsa_host_close(h, NULL);
 //     }
 //   }
-//   static const capsa_renderer_handlers_t kThumb = {...};  // runtime.h
-//   capsa_host_t host;
-//   capsa_host_options_t o;
-//   capsa_host_options_init(&o);
-//   capsa_host_init(uv_default_loop(), &host, &o, on_event);
-//   capsa_kind_options_t k;
-//   capsa_kind_options_init(&k, "thumb", capsa_renderer_main, (void *)&kThumb);
-//   k.interfaces = kThumb.interfaces;               // what it speaks
-//   k.ninterfaces = kThumb.ninterfaces;
-//   int thumb = capsa_host_define_kind(&host, &k);  // before start
-//   capsa_host_start(&host);                        // execs the zygote
-//   capsa_renderer_t *r;
-//   capsa_host_spawn(&host, thumb, NULL, &r);
-//   uv_run(uv_default_loop(), UV_RUN_DEFAULT);
+//   static const capsa_interface_t *const kSpeaks[] = {&thumb_interface};
+//   static const capsa_renderer_handlers_t kThumb = {  // <capsa/renderer.h>
+//       .kind = "thumb",
+//       .interfaces = kSpeaks,
+//       .ninterfaces = 1};
+//   CAPSA_RENDERER_KIND(thumb, "thumb", capsa_renderer_main, &kThumb)
+//
+//   int main(int argc, char **argv) {
+//     // First: the zygote runs here (<capsa/kind_registry.h>).
+//     if (capsa_main(argc, argv) < 0) return 1;
+//     capsa_host_t host;
+//     capsa_host_options_t o;
+//     capsa_host_options_init(&o);
+//     if (capsa_host_init(uv_default_loop(), &host, &o, on_event) < 0)
+//       return 1;
+//     capsa_kind_options_t k;
+//     capsa_kind_options_init(&k, "thumb", capsa_renderer_main,
+//                             (void *)&kThumb);
+//     k.interfaces = kSpeaks;  // what it speaks
+//     k.ninterfaces = 1;
+//     int thumb = capsa_host_define_kind(&host, &k);  // before start
+//     capsa_renderer_t *r;
+//     if (thumb < 0 || capsa_host_start(&host) < 0 ||  // execs the zygote
+//         capsa_host_spawn(&host, thumb, NULL, &r) < 0)
+//       return 1;
+//     return uv_run(uv_default_loop(), UV_RUN_DEFAULT);
+//   }
 //
 // Renderers are forked by the zygote (host/zygote.h), a fresh exec of this
 // very binary when the embedder called capsa_main() and registered its
@@ -319,7 +353,7 @@ typedef struct capsa_kind_options {
   //                               than N bytes per second". Nothing is
   //                               dropped silently.
   // Budgets of the host as a whole (not per kind): 16 dns lookups in flight
-  // (beyond: answered -EBUSY at once), 128 queued descriptors (an answer
+  // (beyond: answered -EBUSY at once), 256 queued descriptors (an answer
   // that would queue past it is -EBUSY; a renderer whose queue is empty is
   // always served) and capsa_host_options_t.limit_renderer_processes.
   uint64_t limit_memory;       // bytes

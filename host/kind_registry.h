@@ -1,15 +1,23 @@
 // Renderer kinds registered by name, and the early hook every embedding
 // binary calls first in main().
 //
-//   static const capsa_renderer_handlers_t kPage = {...};
-//   CAPSA_RENDERER_KIND(page, "page", capsa_renderer_main, (void *)&kPage);
+//   #include <capsa/renderer.h>
+//
+//   static int on_start(capsa_rctx_t *r) {
+//     return capsa_rctx_log(r, CAPSA_LOG_INFO, "page renderer up");
+//   }
+//   static const capsa_renderer_handlers_t kPage = {.kind = "page",
+//                                                   .on_start = on_start};
+//   CAPSA_RENDERER_KIND(page, "page", capsa_renderer_main, &kPage)
 //
 //   int main(int argc, char **argv) {
 //     int rc = capsa_main(argc, argv);  // first line: before any thread,
 //     if (rc < 0) return 1;             // allocation or open descriptor
-//     ...
+//     capsa_kind_options_t k;
 //     capsa_kind_options_init(&k, "page", capsa_renderer_main, (void *)&kPage);
-//     capsa_host_define_kind(&host, &k);  // checked against the registry
+//     // capsa_host_define_kind(&host, &k) checks it against the registry;
+//     /* ... then capsa_host_start, capsa_host_spawn, uv_run: <capsa/host.h> */
+//     return 0;
 //   }
 //
 // Why a registry: renderers are to descend from a zygote that is a fresh

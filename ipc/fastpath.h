@@ -2,9 +2,24 @@
 // handles may travel through it (ipc/ring.h implements one over shared
 // memory); messages with handles always take the socket.
 //
-//   capsa_fastpath_t fp = {.ctx = ring, .send = ring_send, .recv = ring_recv};
-//   capsa_channel_set_fastpath(ch, &fp);       // ipc/uv_channel.h
-//   ... when the ring signals data: capsa_channel_poll_fastpath(ch);
+//   #include <capsa/channel.h>
+//
+//   // A transport of your own (capsa's ring over shared memory is another).
+//   static int my_send(void *ring, const uint8_t *buf, size_t len) {
+//     (void)ring, (void)buf, (void)len;
+//     return -EAGAIN;  // full: this message takes the socket
+//   }
+//   static ssize_t my_recv(void *ring, uint8_t *buf, size_t cap) {
+//     (void)ring, (void)buf, (void)cap;
+//     return 0;  // empty
+//   }
+//   void use_ring(capsa_channel_t *ch, void *ring) {  // ring outlives ch
+//     capsa_fastpath_t fp = {.ctx = ring, .send = my_send, .recv = my_recv};
+//     capsa_channel_set_fastpath(ch, &fp);
+//   }
+//   void on_ring_data(capsa_channel_t *ch) {  // when the ring signals data
+//     capsa_channel_poll_fastpath(ch);
+//   }
 //
 // Order: every envelope carries a per-direction sequence number. The sender
 // numbers messages in the order of its send calls and never uses the fast

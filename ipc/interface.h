@@ -1,7 +1,7 @@
 // Embedder-defined interfaces: typed, verified messages from the embedder's
 // own flatbuffers schema (docs/interfaces.md).
 //
-//   // thumbnail.fbs (the embedder's):
+//   // host/examples/thumb.fbs (the embedder's schema):
 //   //   include "ipc/interface/capsa_attributes.fbs";
 //   //   namespace thumb;
 //   //   table Decode (capsa_request: "Done", capsa_from: "host") {
@@ -11,22 +11,29 @@
 //   //   }
 //   //   table Done (capsa_response, capsa_from: "renderer") { status: int; }
 //   //   union Messages (capsa_interface) { Decode, Done }
-//   // BUILD.gn:  capsa_interface("thumb") { schema = "thumbnail.fbs" }
-//   // generates thumbnail.capsa.h: thumb_decode_t, THUMB_DECODE,
-//   // thumb_interface, thumb_decode_encode(), thumb_decode_decode() ...
+//   // BUILD.gn:  capsa_interface("thumb") { schema = "thumb.fbs" }
+//   // generates thumb.capsa.h: thumb_decode_t, THUMB_DECODE, thumb_interface,
+//   // thumb_decode_init(), thumb_decode_encode(), thumb_decode_decode() ...
+//   #include "thumb.capsa.h"
 //
-//   thumb_decode_t d = {0};
-//   capsa_handle_t h[1];
-//   d.png = 0;  // index into h
-//   capsa_handle_init(&h[0], png_fd, CAPSA_HANDLE_SHM, &ro_rights, size, 0);
-//   d.max_width = 128;
-//   uint8_t buf[4096];
-//   char why[CAPSA_IPC_REASON_MAX];
-//   int n = thumb_decode_encode(&d, h, 1, buf, sizeof buf, why, sizeof why);
-//   ...
-//   thumb_decode_t in;  // strings and bytes point into buf
-//   if (thumb_decode_decode(buf, n, h, 1, &in, why, sizeof why) < 0)
-//     kill_sender(why);
+//   // What a channel does on each send and receive (<capsa/channel.h>):
+//   int round_trip(int png_fd, uint64_t size) {
+//     capsa_handle_t h[1] = {
+//         {.fd = png_fd, .kind = CAPSA_HANDLE_SHM, .size = size}};
+//     capsa_rights_init(&h[0].rights, CAPSA_CAP_READ, CAPSA_CAP_MMAP_R);
+//     thumb_decode_t d;
+//     thumb_decode_init(&d);  // schema defaults
+//     d.png = 0;              // index into h
+//     d.max_width = 128;
+//     _Alignas(8) uint8_t buf[4096];
+//     char why[CAPSA_IPC_REASON_MAX];
+//     int n = thumb_decode_encode(&d, h, 1, buf, sizeof buf, why, sizeof why);
+//     if (n < 0) return n;  // d breaks the schema: why says how
+//     thumb_decode_t in;    // strings and bytes point into buf
+//     if (thumb_decode_decode(buf, (size_t)n, h, 1, &in, why, sizeof why) < 0)
+//       fprintf(stderr, "bad message: %s\n", why);  // kill the sender
+//     return 0;
+//   }
 //
 // What is generated and what is not: the generator (build/idl/capsa_idlc.cc,
 // run by build/capsa_interface.gni) reads flatc's binary schema and emits

@@ -1,19 +1,24 @@
 // The renderer side of a channel: a blocking loop usable in capability mode.
 //
 //   static int on_msg(capsa_rloop_t *l, capsa_msg_t *m) {
-//     if (m->type == CAPSA_MSG_SHUTDOWN) return 1;     // leave capsa_rloop_run
+//     if (m->type == CAPSA_MSG_SHUTDOWN) return 1;  // leave capsa_rloop_run
 //     if (m->type == CAPSA_MSG_PING) {
-//       capsa_msg_t pong; capsa_msg_init(&pong, CAPSA_MSG_PONG);
+//       capsa_msg_t pong;
+//       capsa_msg_init(&pong, CAPSA_MSG_PONG);
 //       pong.u.ping = m->u.ping;
 //       return capsa_rloop_reply(l, m, &pong);
 //     }
 //     return 0;
 //   }
-//   capsa_rloop_t l;
-//   capsa_rloop_init(&l, fd, on_msg, NULL);   // l owns fd
-//   capsa_rloop_send(&l, &hello);
-//   int r = capsa_rloop_run(&l);              // 0: handler asked to stop
-//   capsa_rloop_close(&l);
+//   int serve(int fd, capsa_msg_t *hello) {
+//     capsa_rloop_t l;
+//     int r = capsa_rloop_init(&l, fd, on_msg, NULL);  // l owns fd
+//     if (r < 0) return r;                             // fd is still ours
+//     r = capsa_rloop_send(&l, hello);
+//     if (r == 0) r = capsa_rloop_run(&l);  // 1: the handler asked to stop
+//     capsa_rloop_close(&l);
+//     return r;
+//   }
 //
 // Only read-side syscalls a capability-mode process keeps are used: poll,
 // recvmsg, sendmsg, close, fcntl(F_GETFL/F_GET_SEALS), fstat, getsockopt,

@@ -1,10 +1,16 @@
 // capsa IPC messages as plain C structs: what the codec encodes and decodes.
 //
-//   capsa_msg_t m;
-//   capsa_msg_init(&m, CAPSA_MSG_LOG);
-//   m.u.log.level = CAPSA_LOG_INFO;
-//   m.u.log.text = "frame 3 painted";        // borrowed, not copied
-//   int err = capsa_channel_send(ch, &m);     // ipc/uv_channel.h
+//   #include <capsa/channel_loop.h>
+//
+//   int log_frame(capsa_rloop_t *l, int frame) {  // a renderer's loop
+//     char text[64];
+//     snprintf(text, sizeof text, "frame %d painted", frame);
+//     capsa_msg_t m;
+//     capsa_msg_init(&m, CAPSA_MSG_LOG);
+//     m.u.log.level = CAPSA_LOG_INFO;
+//     m.u.log.text = text;  // borrowed, not copied
+//     return capsa_rloop_send(l, &m);
+//   }
 //
 // Strings and byte arrays are borrowed pointers. In a message you build they
 // point to your memory until the send call returns; in a received message

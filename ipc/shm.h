@@ -1,20 +1,25 @@
 // Sealed shared-memory regions with bounds-checked views.
 //
-//   // Host: a 1 MiB region the host fills and the renderer may only read.
-//   capsa_shm_region_t r;
-//   int err = capsa_shm_create(1 << 20, "frame", CAPSA_SHM_CREATOR_WRITES, &r);
-//   void *dst;
-//   if (err == 0 && capsa_shm_view_mut(&r, 0, 64, &dst) == 0) memcpy(dst, ..);
-//   // r.fd is still owned by r; send a dup or capsa_shm_release_fd() it.
-//   ...
+//   // Host: a region the host fills and the renderer may only read.
+//   int make_frame(capsa_shm_region_t *r, const void *px, size_t n) {
+//     int err = capsa_shm_create(n, "frame", CAPSA_SHM_CREATOR_WRITES, r);
+//     void *dst;
+//     if (err == 0 && (err = capsa_shm_view_mut(r, 0, n, &dst)) == 0)
+//       memcpy(dst, px, n);
+//     return err;  // r->fd is still owned by r: send a dup or release it
+//   }  // (capsa_shm_release_fd)
+//
 //   // Renderer, on receiving fd (and the size the message declared):
-//   capsa_shm_region_t in;
-//   err = capsa_shm_map_fd(fd, size, CAPSA_SHM_PEER_READS, &in);
-//   // err < 0: the caller still owns fd (close it; it is a bad message).
-//   // err == 0: `in` owns fd and the read-only mapping.
-//   const void *src;
-//   if (capsa_shm_view(&in, off, len, &src) == 0) use(src, len);
-//   capsa_shm_close(&in);
+//   int use_frame(int fd, size_t size, size_t off, size_t len) {
+//     capsa_shm_region_t in;
+//     int err = capsa_shm_map_fd(fd, size, CAPSA_SHM_PEER_READS, &in);
+//     if (err < 0) return err;  // the caller still owns fd (a bad message)
+//     const void *src;          // `in` owns fd and the read-only mapping
+//     if ((err = capsa_shm_view(&in, off, len, &src)) == 0)
+//       fwrite(src, 1, len, stdout);
+//     capsa_shm_close(&in);
+//     return err;
+//   }
 //
 // Every region is a memfd (MFD_CLOEXEC | MFD_ALLOW_SEALING, never
 // executable: MFD_NOEXEC_SEAL, or F_SEAL_EXEC on kernels without it) whose

@@ -1,18 +1,38 @@
 // A capsa channel on a libuv loop: the host side of a renderer's socket.
 //
+//   static void on_closed(capsa_channel_t *ch) {
+//     free(ch);
+//   }
 //   static void on_msg(capsa_channel_t *ch, capsa_msg_t *m) {
-//     if (m->type == CAPSA_MSG_HELLO) ...;        // m valid during the call
+//     (void)ch;  // m valid during the call
+//     if (m->type == CAPSA_MSG_HELLO)
+//       printf("hello from %d\n", m->u.hello.pid);
 //   }
 //   static void on_err(capsa_channel_t *ch, int err, const char *why) {
 //     // -EBADMSG: bad message -> kill the renderer, never trust it again.
 //     // -EPIPE: peer closed.  The channel has stopped reading either way.
+//     if (err == -EBADMSG) fprintf(stderr, "renderer: %s\n", why);
 //     capsa_channel_close(ch, on_closed);
 //   }
-//   capsa_channel_t ch;
-//   capsa_channel_init(loop, &ch, fd, NULL);       // ch owns fd from now on
-//   ch.data = renderer;
-//   capsa_channel_start(&ch, on_msg, on_err);
-//   capsa_channel_request(&ch, &ping, 1000, on_pong, arg);
+//   static void on_pong(capsa_channel_t *ch, int status, capsa_msg_t *reply,
+//                       void *arg) {
+//     (void)ch, (void)reply, (void)arg;  // status: 0, -ETIMEDOUT, -ECANCELED
+//     if (status < 0) fprintf(stderr, "no pong: %s\n", strerror(-status));
+//   }
+//   int serve(uv_loop_t *loop, int fd) {
+//     capsa_channel_t *ch = malloc(sizeof *ch);  // until on_closed
+//     if (!ch) return -ENOMEM;
+//     int err =
+//         capsa_channel_init(loop, ch, fd, NULL);  // ch owns fd from now on
+//     if (err < 0) {
+//       free(ch);
+//       return err;
+//     }
+//     capsa_channel_start(ch, on_msg, on_err);
+//     capsa_msg_t ping;
+//     capsa_msg_init(&ping, CAPSA_MSG_PING);
+//     return capsa_channel_request(ch, &ping, 1000, on_pong, NULL);
+//   }
 //
 // The socket is one end of an AF_UNIX SOCK_SEQPACKET socketpair, made
 // non-blocking by init. Every received message is verified (ipc/codec.h),

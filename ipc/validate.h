@@ -1,10 +1,15 @@
 // Semantic checks of capsa messages and the per-peer protocol state machine.
 //
-//   capsa_peer_state_t st;
-//   capsa_peer_state_init(&st, CAPSA_PEER_RENDERER);  // who is on the far end
-//   char why[CAPSA_IPC_REASON_MAX];
-//   if (capsa_peer_state_accept(&st, &msg, why, sizeof why) < 0)
-//     kill_renderer(why);    // -EBADMSG: never trust that peer again
+//   void new_peer(capsa_peer_state_t *st) {
+//     capsa_peer_state_init(st, CAPSA_PEER_RENDERER);  // who is on the far end
+//   }
+//   int accept(capsa_peer_state_t *st, const capsa_msg_t *msg) {
+//     char why[CAPSA_IPC_REASON_MAX];
+//     int err = capsa_peer_state_accept(st, msg, why, sizeof why);
+//     if (err < 0)  // -EBADMSG: kill the renderer, never trust that peer again
+//       fprintf(stderr, "renderer: %s\n", why);
+//     return err;
+//   }
 //
 // capsa_msg_validate() is stateless (ranges, sizes, string lengths, handle
 // counts and kinds per message type); the codec runs it on every decode and

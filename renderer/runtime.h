@@ -1,19 +1,30 @@
 // The renderer runtime: what runs inside a renderer process. Capability mode
 // first, then the IPC loop, dispatching to the renderer's handlers.
 //
+//   #include <capsa/kind_registry.h>
+//   #include "thumb.capsa.h"  // generated from thumb.fbs (<capsa/interface.h>)
+//
 //   static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
-//     if (m->type == CAPSA_MSG_INTERFACE && m->u.iface.id == MY_DECODE) {
-//       const my_decode_t *q = m->u.iface.value;  // verified, typed
-//       ...; return capsa_rctx_reply(r, m, &reply);
-//     }
-//     return -EPROTO;                       // unexpected: the loop fails
+//     if (m->type != CAPSA_MSG_INTERFACE || m->u.iface.id != THUMB_DECODE)
+//       return -EPROTO;  // unexpected: the loop fails
+//     const thumb_decode_t *q = m->u.iface.value;            // verified, typed
+//     int png = capsa_msg_take_handle(m, (uint32_t)q->png);  // ours now
+//     thumb_done_t done;
+//     thumb_done_init(&done);
+//     /* ... decode png (<capsa/shm.h>) into at most q->max_width pixels ... */
+//     close(png);
+//     capsa_msg_t reply;
+//     capsa_msg_init_iface(&reply, &thumb_interface, THUMB_DONE, &done);
+//     return capsa_rctx_reply(r, m, &reply);
 //   }
-//   static const capsa_interface_t *const kMine[] = {&my_interface};
-//   static const capsa_renderer_handlers_t kEcho = {
-//       .kind = "echo", .on_message = on_message,
-//       .interfaces = kMine, .ninterfaces = 1};
-//   // In the host's kind definition (host/capsa_host.h):
-//   //   kind.main = capsa_renderer_main; kind.arg = (void *)&kEcho;
+//   static const capsa_interface_t *const kSpeaks[] = {&thumb_interface};
+//   static const capsa_renderer_handlers_t kThumb = {.kind = "thumb",
+//                                                    .on_message = on_message,
+//                                                    .interfaces = kSpeaks,
+//                                                    .ninterfaces = 1};
+//   // The host's kind "thumb" (<capsa/host.h>) runs capsa_renderer_main with
+//   // &kThumb and lists the same interfaces.
+//   CAPSA_RENDERER_KIND(thumb, "thumb", capsa_renderer_main, &kThumb)
 //
 // capsa_renderer_main() is the process's whole life: it makes sure the
 // process is in capability mode (a host's zygote has already entered it with

@@ -1,21 +1,29 @@
 // Capability mode: FreeBSD's cap_enter(2) on a stock Linux kernel.
 //
 //   // A process sandboxing itself:
-//   int err = capsa_cap_enter();            // 0, or -errno before the point
-//   if (err < 0) fprintf(stderr, "%s\n", capsa_strerror(err));  // of no return
-//   open("/etc/passwd", O_RDONLY);          // -1, errno == ECAPMODE
+//   int sandbox_self(void) {
+//     // 0, or -errno before the point of no return:
+//     int err = capsa_cap_enter();
+//     if (err < 0) fprintf(stderr, "%s\n", capsa_strerror(err));
+//     return err;  // then open("/etc/passwd", O_RDONLY): -1, errno ECAPMODE
+//   }
 //
 //   // A launcher: compile once in the parent, enter cheaply in each child.
-//   capsa_capmode_policy *p = capsa_capmode_policy_new();
-//   capsa_capmode_policy_allow_name(p, "sysinfo", NULL, 0,
-//                                   "renderer: memory pressure");
-//   if (capsa_capmode_policy_compile(p) < 0) ...;
-//   if (fork() == 0) {
-//     capsa_capmode_policy_enter(p);        // no allocation; _exit on failure
-//     ...                                   // after the first irreversible
-//     step
+//   int launch(void) {
+//     capsa_capmode_policy *p = capsa_capmode_policy_new();
+//     if (!p) return -ENOMEM;
+//     capsa_capmode_policy_allow_name(p, "sysinfo", NULL, 0,
+//                                     "renderer: memory pressure");
+//     int err = capsa_capmode_policy_compile(p);
+//     if (err == 0 && fork() == 0) {
+//       // No allocation; _exit on a failure after the first irreversible step.
+//       capsa_capmode_policy_enter(p);
+//       /* ... the child's work ... */
+//       _exit(0);
+//     }
+//     capsa_capmode_policy_free(p);
+//     return err;
 //   }
-//   capsa_capmode_policy_free(p);
 //
 // Layers, each used when the kernel offers it and reported when not:
 // no_new_privs, Landlock (filesystem beneath held directories only, no TCP

@@ -1,8 +1,15 @@
 // capsa's error values: FreeBSD's ECAPMODE and ENOTCAPABLE on Linux.
 //
-//   int r = capsa_cap_enter();
-//   if (r < 0) fprintf(stderr, "cap_enter: %s\n", capsa_strerror(r));
-//   if (openat(AT_FDCWD, "x", O_RDONLY) < 0 && errno == ECAPMODE) ...
+//   #include <capsa/capmode.h>
+//
+//   int enter(void) {
+//     int r = capsa_cap_enter();
+//     if (r < 0) fprintf(stderr, "cap_enter: %s\n", capsa_strerror(r));
+//     int fd = openat(AT_FDCWD, "x", O_RDONLY);
+//     if (fd < 0 && errno == ECAPMODE)
+//       fprintf(stderr, "open: %s\n", capsa_errno_name(errno));  // "ECAPMODE"
+//     return r;
+//   }
 //
 // Linux has no such errno values, so capsa picks two that no kernel path
 // returns: FreeBSD's numbers (93, 94) plus 1000. They stay below 4096 (the

@@ -1,13 +1,25 @@
 // Sealed shared memory: the kernel-object mechanism behind capsa's read-only
 // and fixed-size shared-memory regions (ipc/shm builds on it).
 //
-//   int fd = capsa_memfd_create("frame", 1 << 20);    // caller owns fd
-//   if (fd < 0) return fd;
-//   void *p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-//   int err = capsa_memfd_seal_readonly(fd);  // after the writer's mapping
-//   ... send fd; the receiver checks before trusting it:
-//   size_t size;
-//   err = capsa_memfd_check(fd, CAPSA_MEMFD_READONLY, &size);
+//   // The writer: a region it fills, then read-only for everyone.
+//   int make_readonly(const void *data, size_t n) {
+//     int fd = capsa_memfd_create("frame", n);  // caller owns fd
+//     if (fd < 0) return fd;
+//     void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+//     if (p == MAP_FAILED) {
+//       close(fd);
+//       return -ENOMEM;
+//     }
+//     memcpy(p, data, n);
+//     munmap(p, n);
+//     int err = capsa_memfd_seal_readonly(fd);  // now read-only for everyone
+//     if (err < 0) close(fd);
+//     return err < 0 ? err : fd;  // to send
+//   }
+//   // The receiver checks before trusting it:
+//   int check(int fd, size_t *size) {
+//     return capsa_memfd_check(fd, CAPSA_MEMFD_READONLY, size);
+//   }
 //
 // A memfd is created with MFD_CLOEXEC | MFD_ALLOW_SEALING and, when the
 // kernel has it (>= 6.3), MFD_NOEXEC_SEAL (else F_SEAL_EXEC when known, else

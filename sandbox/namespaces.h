@@ -2,19 +2,25 @@
 // Mechanism only: what runs in the child (and its capability mode) is the
 // caller's business.
 //
-//   capsa_ns_policy *p = capsa_ns_policy_new();
-//   capsa_ns_policy_set_namespaces(p, CAPSA_NAMESPACE_ALL,     // wanted
-//                                  CAPSA_NAMESPACE_USER);      // required
-//   capsa_ns_policy_set_empty_root(p, true);
-//   capsa_ns_policy_keep_fd(p, channel_fd, 3);  // becomes fd 3 in the child
-//   struct capsa_ns_child c;
-//   struct capsa_ns_report rep;
-//   int err = capsa_ns_spawn(p, child_main, arg, &c, &rep);
-//   // err == 0: c.pidfd (owned by the caller) and c.pid; the child runs
-//   // child_main(arg) with every other descriptor closed.
-//   char line[256];
-//   capsa_ns_report_format(&rep, line, sizeof line);  // "user=yes net=no(...)"
-//   capsa_ns_policy_free(p);
+//   static int child_main(void *arg) {  // in the child, after every step below
+//     return arg == NULL ? 0 : 1;
+//   }
+//   int spawn(int channel_fd, struct capsa_ns_child *c) {
+//     capsa_ns_policy *p = capsa_ns_policy_new();
+//     if (!p) return -ENOMEM;
+//     capsa_ns_policy_set_namespaces(p, CAPSA_NAMESPACE_ALL,  // wanted
+//                                    CAPSA_NAMESPACE_USER);   // required
+//     capsa_ns_policy_set_empty_root(p, true, false);  // wanted, not required
+//     capsa_ns_policy_keep_fd(p, channel_fd, 3);  // becomes fd 3 in the child
+//     struct capsa_ns_report rep;
+//     int err = capsa_ns_spawn(p, child_main, NULL, c, &rep);
+//     // err == 0: c->pidfd (owned by the caller) and c->pid; the child runs
+//     // child_main(arg) with every other descriptor closed.
+//     char line[256];  // "user=yes net=no(...) ..."
+//     capsa_ns_report_format(&rep, line, sizeof line);
+//     capsa_ns_policy_free(p);
+//     return err;
+//   }
 //
 // What the child gets, each step reported:
 //   - new user, pid, ipc, mount and network namespaces (clone3 with

@@ -1,14 +1,16 @@
 // Process descriptors on Linux pidfds: FreeBSD's pdfork(2), pdgetpid(2),
 // pdkill(2) and pdwait4(2).
 //
-//   int pd;
-//   pid_t pid = capsa_pdfork(&pd, 0);       // pd: owned by the parent
-//   if (pid < 0) return pid;                // -errno, no child
-//   if (pid == 0) { do_work(); _exit(0); }  // child
-//   capsa_pdkill(pd, SIGTERM);
-//   int status;
-//   capsa_pdwait(pd, &status, 0, NULL);     // reaps; WIFSIGNALED(status)
-//   close(pd);
+//   int run_child(void) {
+//     int pd;
+//     pid_t pid = capsa_pdfork(&pd, 0);  // pd: owned by the parent
+//     if (pid < 0) return pid;           // -errno, no child
+//     if (pid == 0) _exit(0);            // the child's work, then exit
+//     capsa_pdkill(pd, SIGTERM);
+//     int status;
+//     capsa_pdwait(pd, &status, 0, NULL);  // reaps; WIFSIGNALED(status)
+//     return close(pd);
+//   }
 //
 // The descriptor comes from clone(CLONE_PIDFD), so there is no window in
 // which the pid could name another process, and it works in capability mode

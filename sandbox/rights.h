@@ -1,11 +1,13 @@
 // Capability rights on descriptors, as FreeBSD's rights(4) and
 // cap_rights_limit(2). Rights only shrink.
 //
-//   capsa_rights_t r;
-//   capsa_rights_init(&r, CAPSA_CAP_READ, CAPSA_CAP_SEEK, CAPSA_CAP_FSTAT);
-//   int err = capsa_rights_limit(fd, &r);   // fd: still owned by the caller
-//   if (err < 0) fprintf(stderr, "%s\n", capsa_strerror(err));
-//   write(fd, "x", 1);                      // fails with ENOTCAPABLE
+//   int read_only(int fd) {  // fd: still owned by the caller
+//     capsa_rights_t r;
+//     capsa_rights_init(&r, CAPSA_CAP_READ, CAPSA_CAP_SEEK, CAPSA_CAP_FSTAT);
+//     int err = capsa_rights_limit(fd, &r);
+//     if (err < 0) fprintf(stderr, "%s\n", capsa_strerror(err));
+//     return err;  // then write(fd, "x", 1) fails with ENOTCAPABLE
+//   }
 //
 // The layout and bit values are FreeBSD's (sys/capsicum.h, CAP_RIGHTS_VERSION
 // 0): two 64-bit words, the top bits of each naming the word's index, so that

@@ -31,90 +31,29 @@
 #include <gtest/gtest.h>
 
 #include "host/version.h"
+#include "tests/sdk/sdk_install.h"
 
 namespace {
 
-const std::string kRoot = CAPSA_SOURCE_ROOT;
-const std::string kBuild = CAPSA_BUILD_DIR;
+using capsa_sdk::kAsNobody;
+using capsa_sdk::kRoot;
+using capsa_sdk::Lines;
+using capsa_sdk::Q;
+using capsa_sdk::ReadFile;
+using capsa_sdk::Sh;
+using capsa_sdk::TempDir;
+
 constexpr const char *kVersion = CAPSA_VERSION_STRING;  // libcapsa.so.VERSION
-
-// Runs `cmd` with /bin/sh; its exit status (-1 if it did not exit) and its
-// combined output in *out.
-int Sh(const std::string &cmd, std::string *out) {
-  FILE *p = popen(("(" + cmd + ") 2>&1").c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  size_t n;
-  out->clear();
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
-  int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-std::string Q(const std::string &s) {
-  return "'" + s + "'";
-}
-
-std::string ReadFile(const std::string &path) {
-  std::ifstream f(path);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> Lines(const std::string &s) {
-  std::vector<std::string> v;
-  std::istringstream in(s);
-  std::string l;
-  while (std::getline(in, l))
-    if (!l.empty()) v.push_back(l);
-  return v;
-}
-
-// A temporary directory every user can read (uid 65534 runs the programs;
-// a zygote of a root host runs as 65534 and loads libcapsa.so from here).
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/capsa-sdk-XXXXXX";
-    if (mkdtemp(tmpl)) {
-      path = tmpl;
-      chmod(tmpl, 0755);
-    }
-  }
-  ~TempDir() {
-    std::string out;
-    if (!path.empty()) Sh("rm -rf " + Q(path), &out);
-  }
-};
 
 class Sdk : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string out;
-    if (access((kRoot + "/dev").c_str(), X_OK) != 0 ||
-        access((kBuild + "/build.ninja").c_str(), F_OK) != 0)
-      GTEST_SKIP() << "source or build tree not reachable: " << kRoot;
-    for (const char *tool : {"cc", "pkg-config", "nm", "readelf"})
-      if (Sh(std::string("command -v ") + tool, &out) != 0)
-        GTEST_SKIP() << tool << " not installed";
+    std::string missing = capsa_sdk::MissingForSdkTests(), why;
+    if (!missing.empty()) GTEST_SKIP() << missing;
     ASSERT_FALSE(tmp_.path.empty());
     prefix_ = tmp_.path + "/prefix";
-    std::string stage = tmp_.path + "/stage";
-    // A packager's install: staged under DESTDIR, from the built tree.
-    ASSERT_EQ(0, Sh("DESTDIR=" + Q(stage) + " CAPSA_OUT=" + Q(kBuild) + " " +
-                        Q(kRoot + "/dev") + " install " + Q(prefix_),
-                    &out))
-        << out;
-    // Nothing lands outside DESTDIR/PREFIX; then "unpack" it at PREFIX.
-    ASSERT_EQ(0, Sh("cd " + Q(stage) + " && find . -mindepth 1 -maxdepth " +
-                        "64 ! -path " + Q("." + prefix_ + "*") +
-                        " ! -type d | grep . && exit 1; mv " +
-                        Q(stage + prefix_) + " " + Q(prefix_),
-                    &out))
-        << "installed outside DESTDIR/PREFIX:\n"
-        << out;
-    pc_ = "PKG_CONFIG_PATH=" + Q(prefix_ + "/lib/pkgconfig") + " pkg-config ";
+    ASSERT_TRUE(capsa_sdk::StageInstall(tmp_.path, prefix_, &why)) << why;
+    pc_ = capsa_sdk::PkgConfig(prefix_);
   }
 
   // pkg-config's answer about the installed SDK.
@@ -142,10 +81,7 @@ class Sdk : public ::testing::Test {
   // Each run must exit 0 and print `expect`.
   void RunAsEveryone(const std::string &exe, const std::string &expect) {
     std::vector<std::string> runs = {""};
-    if (geteuid() == 0)
-      runs.push_back(
-          "setpriv --reuid=65534 --regid=65534 --clear-groups "
-          "--inh-caps=-all ");
+    if (geteuid() == 0) runs.push_back(kAsNobody);
     for (const std::string &as : runs) {
       std::string out;
       std::string cmd = "cd " + Q(tmp_.path) + " && timeout 60 " + as + Q(exe);
@@ -208,7 +144,8 @@ TEST_F(Sdk, InstallsOnlyThePublicHeadersAndEachCompilesAlone) {
       EXPECT_EQ(std::string::npos, h.find(internal)) << h;
   // Everything is under <capsa/...>: no generic host/, ipc/, sandbox/.
   for (const std::string &h : got) EXPECT_EQ(0u, h.rfind("capsa/", 0)) << h;
-  EXPECT_NE(0, Sh("grep -rn '#include \"' " + Q(prefix_ + "/include"), &out))
+  EXPECT_NE(0,
+            Sh("grep -rn '^ *# *include \"' " + Q(prefix_ + "/include"), &out))
       << "quoted includes left in installed headers:\n"
       << out;
 

@@ -1,13 +1,17 @@
 // FreeBSD's <sys/capsicum.h> on Linux, over capsa: code written for
 // Capsicum compiles unchanged and gets capsa's capability mode and rights.
 //
+//   #include <err.h>
 //   #include <sys/capsicum.h>
-//   cap_rights_t r;
-//   cap_rights_init(&r, CAP_READ, CAP_FSTAT);
-//   if (cap_rights_limit(fd, &r) < 0 && errno != ENOSYS) err(1, "limit");
-//   if (cap_enter() < 0) err(1, "cap_enter");
-//   write(fd, "x", 1);          // -1, errno == ENOTCAPABLE
-//   open("/etc/passwd", 0);     // -1, errno == ECAPMODE
+//
+//   void sandbox(int fd) {
+//     cap_rights_t r;
+//     cap_rights_init(&r, CAP_READ, CAP_FSTAT);
+//     if (cap_rights_limit(fd, &r) < 0 && errno != ENOSYS) err(1, "limit");
+//     if (cap_enter() < 0) err(1, "cap_enter");
+//     if (write(fd, "x", 1) < 0) warn("write");             // ENOTCAPABLE
+//     if (open("/etc/passwd", O_RDONLY) < 0) warn("open");  // ECAPMODE
+//   }
 //
 // Build with `cc prog.c $(pkg-config --cflags --libs capsa)`. FreeBSD's
 // conventions hold: functions return -1 and set errno (0 on success). The

@@ -2,12 +2,17 @@
 // descriptors (sandbox/procdesc.h).
 //
 //   #include <sys/procdesc.h>
-//   int fd;
-//   pid_t pid = pdfork(&fd, 0);
-//   if (pid == 0) { child(); _exit(0); }
-//   pdkill(fd, SIGTERM);
-//   int status;
-//   pdwait4(fd, &status, 0, NULL);
+//
+//   int run(void) {
+//     int fd;
+//     pid_t pid = pdfork(&fd, 0);
+//     if (pid < 0) return -1;
+//     if (pid == 0) _exit(0);  // the child's work, then exit
+//     pdkill(fd, SIGTERM);
+//     int status;
+//     pdwait4(fd, &status, 0, NULL);
+//     return close(fd);
+//   }
 //
 // FreeBSD's -1/errno convention. Difference: closing the last descriptor
 // does not kill the child on Linux (docs/freebsd-differences.md).
