@@ -69,8 +69,9 @@ int capsa__renderer_exe_open(struct capsa__host_impl *h) {
     why = "not a regular file";
   } else if (st.st_mode & (S_ISUID | S_ISGID)) {
     err = -EPERM;
-    why = "set-user-ID or set-group-ID: refused (a renderer never gains "
-          "privileges)";
+    why =
+        "set-user-ID or set-group-ID: refused (a renderer never gains "
+        "privileges)";
   } else if ((err = executable(fd, &st)) < 0) {
     snprintf(what, sizeof what,
              "not executable by this process (mode %04o%s): %s",
@@ -82,8 +83,9 @@ int capsa__renderer_exe_open(struct capsa__host_impl *h) {
     if (pread(fd, magic, sizeof magic, 0) != (ssize_t)sizeof magic ||
         memcmp(magic, "\177ELF", 4) != 0) {
       err = -ENOEXEC;
-      why = "not an ELF executable (a script cannot be exec'd from a "
-            "descriptor)";
+      why =
+          "not an ELF executable (a script cannot be exec'd from a "
+          "descriptor)";
     }
   }
   if (err < 0) {
@@ -111,7 +113,8 @@ int capsa__renderer_exe_verdict(struct capsa__host_impl *h, int err) {
                "capsa_main(argc, argv) first, and it must be built against "
                "this capsa",
                strerror(-err));
-      return exe_refused(h, err, what);
+      // One answer for one cause, whichever way the socket saw it end.
+      return exe_refused(h, err == -ETIMEDOUT ? err : -EPROTO, what);
     }
     return err;  // the zygote's own failure, said as for any host
   }

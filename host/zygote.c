@@ -777,6 +777,19 @@ static int send_config(int sock, const struct capsa__zygote_kind *kinds,
 
 // --- in the host ------------------------------------------------------------
 
+// The zygote's ready message. A zygote that exits with our configuration
+// unread (an exec that failed, and said why first) resets the socket, and
+// the kernel reports that error before the message queued ahead of it:
+// read once more to get the message.
+static ssize_t recv_ready(int sock, struct ready *rd, int timeout_ms) {
+  ssize_t n = capsa__recv_fd(sock, rd, sizeof *rd, NULL, timeout_ms);
+  if (n == -ECONNRESET) {
+    ssize_t again = capsa__recv_fd(sock, rd, sizeof *rd, NULL, 0);
+    if (again > 0) n = again;  // else nothing was queued: the reset stands
+  }
+  return n;
+}
+
 // Whether /proc/PID/status says how many filters a process has (Linux 5.9).
 static bool seccomp_filters_visible(void) {
   capsa_renderer_check_t own;
@@ -854,8 +867,7 @@ static int zygote_start(capsa__zygote *z,
       // A child whose exec failed said why and exited (so the send met a
       // closed socket): the why is the error, not the EPIPE.
       struct ready late;
-      if (capsa__recv_fd(z->sock, &late, sizeof late, NULL, 0) ==
-              (ssize_t)sizeof late &&
+      if (recv_ready(z->sock, &late, 0) == (ssize_t)sizeof late &&
           late.exec_error > 0) {
         z->exec_error = late.exec_error;
         err = -late.exec_error;
@@ -865,7 +877,7 @@ static int zygote_start(capsa__zygote *z,
     }
   }
   struct ready rd;
-  ssize_t n = capsa__recv_fd(z->sock, &rd, sizeof rd, NULL, ZYGOTE_TIMEOUT_MS);
+  ssize_t n = recv_ready(z->sock, &rd, ZYGOTE_TIMEOUT_MS);
   if (n != (ssize_t)sizeof rd || rd.status < 0) {
     if (n == (ssize_t)sizeof rd && rd.exec_error > 0)
       z->exec_error = rd.exec_error;

@@ -72,8 +72,8 @@ static void decode_next(capsa_renderer_t *r) {
   }
   // The file in a region sealed against writes, our own mapping dropped.
   capsa_shm_region_t in;
-  int err = capsa_shm_create(len ? len : 1, "png", CAPSA_SHM_CREATOR_WRITES,
-                             &in);
+  int err =
+      capsa_shm_create(len ? len : 1, "png", CAPSA_SHM_CREATOR_WRITES, &in);
   if (err == 0) err = capsa_shm_write(&in, 0, data, len);
   if (err == 0) err = capsa_shm_unmap(&in);
   free(data);
@@ -128,8 +128,8 @@ static void on_decoded(capsa_renderer_t *r, int status, capsa_msg_t *reply,
     capsa_renderer_report_bad_message(r, "geometry beyond the pixel region");
     return;
   } else {
-    printf("%s: %ux%u RGBA, fnv1a64 %016llx (renderer %d)\n", path,
-           res->width, res->height, (unsigned long long)fnv1a64(px, size),
+    printf("%s: %ux%u RGBA, fnv1a64 %016llx (renderer %d)\n", path, res->width,
+           res->height, (unsigned long long)fnv1a64(px, size),
            (int)capsa_renderer_pid(r));
     fflush(stdout);
     g_decoded++;
@@ -179,8 +179,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   capsa_renderer_t *r;
-  if (capsa_shm_create(MAX_BYTES, "pixels", CAPSA_SHM_PEER_WRITES,
-                       &g_pixels) < 0 ||
+  if (capsa_shm_create(MAX_BYTES, "pixels", CAPSA_SHM_PEER_WRITES, &g_pixels) <
+          0 ||
       capsa_host_spawn(&host, png, NULL, &r) < 0)
     return 1;
   uv_run(loop, UV_RUN_DEFAULT);
