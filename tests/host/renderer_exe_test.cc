@@ -138,18 +138,17 @@ TEST(RendererExe, ZygoteAndRenderersAreTheRendererExecutable) {
         capsa_host_options_t o;
         capsa_host_options_init(&o);
         o.renderer_exe = exe.c_str();
-        ASSERT_EQ(0, capsa_host_init(&t.loop, &t.host, &o,
-                                     [](capsa_host_t *h,
-                                        const capsa_host_event_t *ev) {
-                                       HostRun *r = static_cast<HostRun *>(h->data);
-                                       r->events +=
-                                           capsa_host_event_name(ev->type);
-                                       r->events += " ";
-                                       if (ev->type == CAPSA_EV_READY)
-                                         r->ready = ev->renderer;
-                                       if (ev->type == CAPSA_EV_CLOSED)
-                                         capsa_host_close(h, nullptr);
-                                     }));
+        ASSERT_EQ(0, capsa_host_init(
+                         &t.loop, &t.host, &o,
+                         [](capsa_host_t *h, const capsa_host_event_t *ev) {
+                           HostRun *r = static_cast<HostRun *>(h->data);
+                           r->events += capsa_host_event_name(ev->type);
+                           r->events += " ";
+                           if (ev->type == CAPSA_EV_READY)
+                             r->ready = ev->renderer;
+                           if (ev->type == CAPSA_EV_CLOSED)
+                             capsa_host_close(h, nullptr);
+                         }));
         t.host.data = &t;
         capsa_kind_options_t k;
         capsa_kind_options_init(&k, "png", nullptr, nullptr);
@@ -213,8 +212,8 @@ TEST(RendererExe, ExampleHostDecodesThroughTheRendererExecutable) {
   std::string png = s.dir + "/in.png";
   int fd = open(png.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   ASSERT_GE(fd, 0);
-  struct capsa_png_image img = {px.data(), px.size(), w, h, w * 4,
-                                CAPSA_PNG_RGBA8};
+  struct capsa_png_image img = {px.data(), px.size(), w,
+                                h,         w * 4,     CAPSA_PNG_RGBA8};
   ASSERT_EQ(0, capsa_png_write_fd(&img, fd));
   close(fd);
   char want[128];
