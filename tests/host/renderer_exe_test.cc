@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,12 +51,6 @@ std::string ReadFile(const std::string &path) {
   std::stringstream ss;
   ss << f.rdbuf();
   return ss.str();
-}
-
-bool SameFile(const std::string &a, const std::string &b) {
-  struct stat sa, sb;
-  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 &&
-         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 // A scratch directory of the running user (root, or 65534 in the
@@ -126,65 +121,92 @@ struct HostRun {
   std::string events;
 };
 
-// The kind "png" of the example's renderer executable: the zygote and the
-// renderer are that program (their /proc/PID/exe), the renderer maps its
-// libpng, and capsa_host_image() says which file.
+bool SameInode(const std::string &a, const struct stat &b) {
+  struct stat sa;
+  return stat(a.c_str(), &sa) == 0 && sa.st_dev == b.st_dev &&
+         sa.st_ino == b.st_ino;
+}
+
+void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
+  HostRun *r = static_cast<HostRun *>(h->data);
+  r->events += capsa_host_event_name(ev->type);
+  r->events += " ";
+  if (ev->type == CAPSA_EV_READY) r->ready = ev->renderer;
+}
+
+// Spawns a renderer of `kind` and checks from outside that it runs the
+// file `exe` (its inode: the path may be gone), with its libpng mapped.
+void SpawnAndCheck(HostRun *t, int kind, const struct stat &exe) {
+  t->ready = nullptr;
+  t->events.clear();
+  capsa_renderer_t *r;
+  ASSERT_EQ(0, capsa_host_spawn(&t->host, kind, nullptr, &r));
+  ASSERT_TRUE(capsa_test::RunLoopUntil(
+      &t->loop, [&] { return t->ready != nullptr; }, 10000))
+      << t->events;
+  std::string rp = "/proc/" + std::to_string(capsa_renderer_pid(r));
+  EXPECT_TRUE(SameInode(rp + "/exe", exe)) << rp;
+  std::string maps = ReadFile(rp + "/maps");
+  EXPECT_TRUE(Has(maps, "/renderer-copy")) << maps;
+  EXPECT_TRUE(Has(maps, "libpng")) << maps;
+  EXPECT_EQ(0, capsa_renderer_shutdown(r, 1000));
+  ASSERT_TRUE(capsa_test::RunLoopUntil(
+      &t->loop, [&] { return Has(t->events, "closed"); }, 10000))
+      << t->events;
+  EXPECT_EQ("ready shutdown closed ", t->events);
+}
+
+// The kind "png" of the example's renderer executable (a copy of it): the
+// zygote and the renderer are that program (their /proc/PID/exe), the
+// renderer maps its libpng, and capsa_host_image() says which file. The
+// host holds the file: with its path removed, a replaced zygote still
+// execs it.
+void RunFromTheExecutable() {
+  Scratch s;
+  ASSERT_FALSE(s.dir.empty());
+  std::string exe = s.File("renderer-copy", ReadFile(Renderer()), 0755);
+  struct stat st;
+  ASSERT_EQ(0, stat(exe.c_str(), &st));
+  HostRun t;
+  ASSERT_EQ(0, uv_loop_init(&t.loop));
+  capsa_host_options_t o;
+  capsa_host_options_init(&o);
+  o.renderer_exe = exe.c_str();
+  ASSERT_EQ(0, capsa_host_init(&t.loop, &t.host, &o, OnEvent));
+  t.host.data = &t;
+  capsa_kind_options_t k;
+  capsa_kind_options_init(&k, "png", nullptr, nullptr);
+  k.interfaces = kPngIface;
+  k.ninterfaces = 1;
+  int kind = capsa_host_define_kind(&t.host, &k);
+  ASSERT_EQ(0, kind) << capsa_host_start_error(&t.host);
+  ASSERT_EQ(0, capsa_host_start(&t.host)) << capsa_host_start_error(&t.host);
+  EXPECT_EQ("exec: " + exe, capsa_host_image(&t.host));
+  pid_t z = capsa_host_zygote_pid(&t.host);
+  std::string zp = "/proc/" + std::to_string(z);
+  EXPECT_TRUE(SameInode(zp + "/exe", st)) << zp;
+  EXPECT_EQ(std::string("capsa-zygote", 13), ReadFile(zp + "/cmdline"));
+  EXPECT_EQ("", ReadFile(zp + "/environ"));
+  // no_new_privs before its exec, and held.
+  EXPECT_TRUE(Has(ReadFile(zp + "/status"), "NoNewPrivs:\t1"));
+  SpawnAndCheck(&t, kind, st);
+
+  ASSERT_EQ(0, unlink(exe.c_str()));
+  ASSERT_EQ(0, kill(z, SIGKILL));
+  usleep(100 * 1000);
+  SpawnAndCheck(&t, kind, st);  // replaces the zygote first
+  EXPECT_EQ(1u, capsa_host_zygote_restarts(&t.host));
+  EXPECT_NE(z, capsa_host_zygote_pid(&t.host));
+  EXPECT_TRUE(SameInode(
+      "/proc/" + std::to_string(capsa_host_zygote_pid(&t.host)) + "/exe", st));
+
+  capsa_host_close(&t.host, nullptr);
+  uv_run(&t.loop, UV_RUN_DEFAULT);
+  EXPECT_EQ(0, uv_loop_close(&t.loop));
+}
+
 TEST(RendererExe, ZygoteAndRenderersAreTheRendererExecutable) {
-  CAPSA_EXPECT_CHILD_OK_T(
-      [] {
-        std::string exe = Renderer();
-        HostRun t;
-        ASSERT_EQ(0, uv_loop_init(&t.loop));
-        capsa_host_options_t o;
-        capsa_host_options_init(&o);
-        o.renderer_exe = exe.c_str();
-        ASSERT_EQ(0, capsa_host_init(
-                         &t.loop, &t.host, &o,
-                         [](capsa_host_t *h, const capsa_host_event_t *ev) {
-                           HostRun *r = static_cast<HostRun *>(h->data);
-                           r->events += capsa_host_event_name(ev->type);
-                           r->events += " ";
-                           if (ev->type == CAPSA_EV_READY)
-                             r->ready = ev->renderer;
-                           if (ev->type == CAPSA_EV_CLOSED)
-                             capsa_host_close(h, nullptr);
-                         }));
-        t.host.data = &t;
-        capsa_kind_options_t k;
-        capsa_kind_options_init(&k, "png", nullptr, nullptr);
-        k.interfaces = kPngIface;
-        k.ninterfaces = 1;
-        int kind = capsa_host_define_kind(&t.host, &k);
-        ASSERT_EQ(0, kind) << capsa_host_start_error(&t.host);
-        ASSERT_EQ(0, capsa_host_start(&t.host))
-            << capsa_host_start_error(&t.host);
-        EXPECT_EQ("exec: " + exe, capsa_host_image(&t.host));
-        std::string zp =
-            "/proc/" + std::to_string(capsa_host_zygote_pid(&t.host));
-        EXPECT_TRUE(SameFile(zp + "/exe", exe)) << zp;
-        EXPECT_EQ(std::string("capsa-zygote", 13), ReadFile(zp + "/cmdline"));
-        EXPECT_EQ("", ReadFile(zp + "/environ"));
-        // no_new_privs before its exec, then held.
-        EXPECT_TRUE(Has(ReadFile(zp + "/status"), "NoNewPrivs:\t1"));
-        capsa_renderer_t *r;
-        ASSERT_EQ(0, capsa_host_spawn(&t.host, kind, nullptr, &r));
-        ASSERT_TRUE(capsa_test::RunLoopUntil(
-            &t.loop, [&] { return t.ready != nullptr; }, 10000))
-            << t.events;
-        std::string rp = "/proc/" + std::to_string(capsa_renderer_pid(r));
-        EXPECT_TRUE(SameFile(rp + "/exe", exe)) << rp;
-        std::string maps = ReadFile(rp + "/maps");
-        EXPECT_TRUE(Has(maps, "/png_renderer_example")) << maps;
-        EXPECT_TRUE(Has(maps, "libpng")) << maps;
-        EXPECT_EQ(0, capsa_renderer_shutdown(r, 1000));
-        ASSERT_TRUE(capsa_test::RunLoopUntil(
-            &t.loop, [&] { return Has(t.events, "closed"); }, 10000))
-            << t.events;
-        EXPECT_EQ("ready shutdown closed ", t.events);
-        uv_run(&t.loop, UV_RUN_DEFAULT);
-        EXPECT_EQ(0, uv_loop_close(&t.loop));
-      },
-      30000);
+  CAPSA_EXPECT_CHILD_OK_T(RunFromTheExecutable, 30000);
 }
 
 // 64-bit FNV-1a, as png_host prints it.
