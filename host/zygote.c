@@ -578,7 +578,9 @@ static int zygote_main(void *arg) {
 // encoded policy) and one datagram per policy directory (struct zdir with
 // the descriptor). Kinds are found by name in the image's own registry.
 
-#define CFG_MAGIC 0x47465a43u /* "CZFG" */
+// "CZF2": the layout with cfg_size and ready_size. An image of the first
+// layout ("CZFG") refuses it rather than reading the fields shifted.
+#define CFG_MAGIC 0x32465a43u
 #define CFG_MAX (64 * 1024)
 #define CFG_MAX_DIRS 16
 #define EXE_FD 4
