@@ -66,7 +66,10 @@
 // very binary when the embedder called capsa_main() and registered its
 // kinds by name (host/kind_registry.h); otherwise capsa_host_start fails
 // (-ENOEXEC), unless the option allow_forked_zygote accepts a fork of the
-// host (reported by capsa_host_image()).
+// host (reported by capsa_host_image()). Or, with the option renderer_exe,
+// a fresh exec of a renderer executable of the embedder's (its own main(),
+// its own libraries: a parser linked there is never mapped in the host),
+// whose registered kinds the zygote reports back at start.
 // Each is, before it reads its first byte: in new
 // user/ipc/mount (empty read-only root)/net namespaces as available and in a
 // pid namespace of its own, with every descriptor but its channel and
@@ -276,6 +279,38 @@ typedef struct capsa_host_options {
   // never more). 0: the default, 4096; CAPSA_LIMIT_NONE: the host's own
   // RLIMIT_NPROC, inherited.
   uint64_t limit_renderer_processes;
+  // A renderer executable of its own (path, borrowed: read by
+  // capsa_host_start only; NULL: the default, a fresh exec of this binary).
+  // Why: the zygote image maps every library its binary links. A host whose
+  // renderers parse with libpng or libjpeg would otherwise link those
+  // parsers into the trusted process; with renderer_exe only the renderer
+  // executable links them, and the host links libcapsa (+libuv) alone.
+  // The executable registers its kinds with CAPSA_RENDERER_KIND and calls
+  // capsa_main(argc, argv) first in its main() (host/kind_registry.h); the
+  // zygote is a fresh exec of it (argv "capsa-zygote", empty environment,
+  // no_new_privs set before the exec) and every renderer a fork of that.
+  // capsa_host_start opens it once (O_RDONLY | O_CLOEXEC; the host holds
+  // the descriptor until capsa_host_close, so a replaced zygote execs the
+  // same file whatever becomes of the path) and fails before starting
+  // anything, with capsa_host_start_error() naming the option and the path,
+  // when it is not a regular file (-EACCES, -EISDIR), not executable by
+  // this process (-EACCES, also on a noexec mount), set-user-ID or
+  // set-group-ID (-EPERM: renderers never gain privileges), or not ELF
+  // (-ENOEXEC: a script cannot be exec'd from a descriptor); open's own
+  // errno otherwise (-ENOENT...). Then the zygote reports which kind names
+  // the executable registers, and a defined kind it lacks fails the start
+  // with -ENOENT: "kind 'jpeg' is not registered in renderer_exe
+  // '/usr/libexec/app/renderer' (it registers: png)". An executable that
+  // does not answer as a zygote (its main() does not call capsa_main()
+  // first, or it is built against another capsa) fails with -EPROTO (or
+  // -ETIMEDOUT after 5 s) and says so.
+  // With renderer_exe, kinds are defined by name only: main and arg of
+  // capsa_kind_options_t must be NULL (-EINVAL otherwise: the entry is the
+  // executable's registration, and a function pointer of the host's means
+  // nothing in its image), the host need not call capsa_main() nor
+  // register anything, and allow_forked_zygote has no effect (there is
+  // nothing to fork the kinds from). capsa_host_image() is "exec: PATH".
+  const char *renderer_exe;
 } capsa_host_options_t;
 
 void capsa_host_options_init(capsa_host_options_t *o);
@@ -285,8 +320,11 @@ void capsa_host_options_init(capsa_host_options_t *o);
 
 typedef struct capsa_kind_options {
   const char *name;  // borrowed; must outlive the host
+  // The entry and its argument (passed to main, in the renderer). Both NULL
+  // with the host option renderer_exe: the kind is then the executable's
+  // registration of `name`.
   capsa_renderer_entry_fn main;
-  void *arg;  // passed to main, in the renderer
+  void *arg;
   // Extra syscalls etc. for this kind (borrowed, not yet compiled; the zygote
   // compiles its copy). NULL: the default capability-mode policy.
   capsa_capmode_policy *capmode;
@@ -451,13 +489,18 @@ int capsa_host_init(uv_loop_t *loop, capsa_host_t *host,
 // Adds a renderer kind (copied). Only before capsa_host_start. Returns the
 // kind id (>= 0), -EBUSY after start, -ENOSPC, -EINVAL, or -ENOENT when
 // k->name is registered (CAPSA_RENDERER_KIND, host/kind_registry.h) with
-// another main or arg (capsa_host_start_error() then says so).
+// another main or arg (capsa_host_start_error() then says so). With the
+// option renderer_exe: -EINVAL unless main and arg are NULL (said by
+// capsa_host_start_error()); whether the executable registers the name is
+// known at capsa_host_start.
 int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k);
 
 // Probes the kernel, starts the zygote (which compiles each kind's policy).
 // Call early, while the process has no other threads. 0 or -errno: -EPERM
 // when a namespace in namespaces_required is refused here (nothing is
-// started then); capsa_host_start_error() says which and why.
+// started then); capsa_host_start_error() says which and why. With
+// renderer_exe also what its comment lists (the file refused, a kind it
+// does not register, an executable that is no zygote).
 int capsa_host_start(capsa_host_t *host);
 
 // Why the last capsa_host_start failed, one line owned by the host ("" when
@@ -468,7 +511,8 @@ int capsa_host_start(capsa_host_t *host);
 const char *capsa_host_start_error(const capsa_host_t *host);
 
 // What renderers descend from, after capsa_host_start: "exec" (a fresh
-// image of this binary: host/kind_registry.h) or, downgraded, "fork: " and
+// image of this binary: host/kind_registry.h), "exec: PATH" (the option
+// renderer_exe, PATH as given, cut at 128 bytes) or, downgraded, "fork: " and
 // why ("capsa_main() was not called", "kind 'x' is not registered with
 // CAPSA_RENDERER_KIND"). Owned by the host; "" before start.
 const char *capsa_host_image(const capsa_host_t *host);

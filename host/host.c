@@ -701,7 +701,8 @@ static int start_zygote(struct capsa__host_impl *h) {
           ? capsa__zygote_exec_start(
                 &h->zygote, h->zkinds, h->nkinds, h->opts.namespaces_wanted,
                 h->opts.namespaces_required, h->opts.empty_root, STDERR_FILENO,
-                capsa__exe_fd(), nproc_total(h))
+                h->exe_fd >= 0 ? h->exe_fd : capsa__exe_fd(), h->exe_fd >= 0,
+                nproc_total(h))
           : capsa__zygote_start(&h->zygote, h->zkinds, h->nkinds,
                                 h->opts.namespaces_wanted,
                                 h->opts.namespaces_required, h->opts.empty_root,
@@ -944,6 +945,7 @@ int capsa_host_init(uv_loop_t *loop, capsa_host_t *host,
   }
   h->zygote.sock = -1;
   h->zygote.pidfd = -1;
+  h->exe_fd = -1;
   for (int i = 0; i < CAPSA__FONTS; i++) h->fonts[i].fd = -1;
   uv_timer_init(loop, &h->closer);
   h->closer.data = h;
@@ -952,8 +954,22 @@ int capsa_host_init(uv_loop_t *loop, capsa_host_t *host,
 }
 
 int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k) {
-  if (!host || !host->impl || !k || !k->main || !k->name) return -EINVAL;
+  if (!host || !host->impl || !k || !k->name) return -EINVAL;
   struct capsa__host_impl *h = host->impl;
+  // With a renderer executable the kind is its registration of the name
+  // (host/kind_registry.h): an entry of the host's would be a pointer into
+  // another image, so one given is a mistake, not a choice.
+  bool exe = h->opts.renderer_exe != NULL;
+  if (exe ? (k->main || k->arg) : !k->main) {
+    snprintf(h->start_error, sizeof h->start_error,
+             exe ? "kind '%.64s': with renderer_exe a kind is the "
+                   "executable's registration of its name: main and arg "
+                   "must be NULL"
+                 : "kind '%.64s': main is NULL (only a host with "
+                   "renderer_exe defines a kind by its name alone)",
+             k->name);
+    return -EINVAL;
+  }
   if (h->started) return -EBUSY;
   if (h->nkinds == CAPSA__MAX_KINDS) return -ENOSPC;
   if (k->heartbeat_ms && k->heartbeat_timeout_ms == 0) return -EINVAL;
@@ -966,7 +982,8 @@ int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k) {
   // A name registered with CAPSA_RENDERER_KIND (host/kind_registry.h) is
   // what an exec'd zygote will run under that name: options naming another
   // entry or argument would be a kind that silently runs different code.
-  const capsa_kind_registration_t *reg = capsa_kind_lookup(k->name);
+  const capsa_kind_registration_t *reg =
+      exe ? NULL : capsa_kind_lookup(k->name);
   if (reg && (reg->main != k->main || reg->arg != k->arg)) {
     snprintf(h->start_error, sizeof h->start_error,
              "kind '%.64s': main or arg differ from its CAPSA_RENDERER_KIND "
@@ -1034,6 +1051,22 @@ static int start_failed(struct capsa__host_impl *h, const char *what, int err) {
   return err;
 }
 
+// Whether the zygote can be a fresh exec of this binary (h->image_exec) and
+// what capsa_host_image() then says.
+static void image_choose(struct capsa__host_impl *h) {
+  h->image_exec = capsa_main_called() && capsa__exe_fd() >= 0;
+  if (!h->image_exec)
+    snprintf(h->image, sizeof h->image, "fork: capsa_main() was not called");
+  for (unsigned i = 0; h->image_exec && i < h->nkinds; i++) {
+    if (capsa_kind_lookup(h->kinds[i].name)) continue;
+    h->image_exec = false;
+    snprintf(h->image, sizeof h->image,
+             "fork: kind '%.64s' is not registered with CAPSA_RENDERER_KIND",
+             h->kinds[i].name);
+  }
+  if (h->image_exec) snprintf(h->image, sizeof h->image, "exec");
+}
+
 int capsa_host_start(capsa_host_t *host) {
   if (!host || !host->impl) return -EINVAL;
   struct capsa__host_impl *h = host->impl;
@@ -1050,6 +1083,17 @@ int capsa_host_start(capsa_host_t *host) {
   if (missing) {
     required_missing(h, missing);
     return -EPERM;
+  }
+  // A fresh image when it can run every kind: the embedder's renderer
+  // executable (its zygote reports its kinds once started), or this binary
+  // when it is open (capsa_main) and each kind is found by name in it.
+  if (h->opts.renderer_exe) {
+    int eerr = capsa__renderer_exe_open(h);
+    if (eerr < 0) return eerr;
+    h->image_exec = true;
+    snprintf(h->image, sizeof h->image, "exec: %.128s", h->opts.renderer_exe);
+  } else {
+    image_choose(h);
   }
   for (unsigned i = 0; i < h->nkinds; i++) {
     const capsa_kind_options_t *k = &h->kinds[i];
@@ -1075,19 +1119,6 @@ int capsa_host_start(capsa_host_t *host) {
     z->limit_nofile = zygote_limit(k->limit_open_files);
     z->limit_nproc = zygote_limit(k->limit_processes);
   }
-  // A fresh image when it can run every kind: the binary is open
-  // (capsa_main) and each kind is found by name in it.
-  h->image_exec = capsa_main_called() && capsa__exe_fd() >= 0;
-  if (!h->image_exec)
-    snprintf(h->image, sizeof h->image, "fork: capsa_main() was not called");
-  for (unsigned i = 0; h->image_exec && i < h->nkinds; i++) {
-    if (capsa_kind_lookup(h->kinds[i].name)) continue;
-    h->image_exec = false;
-    snprintf(h->image, sizeof h->image,
-             "fork: kind '%.64s' is not registered with CAPSA_RENDERER_KIND",
-             h->kinds[i].name);
-  }
-  if (h->image_exec) snprintf(h->image, sizeof h->image, "exec");
   if (!h->image_exec && !h->opts.allow_forked_zygote) {
     snprintf(h->start_error, sizeof h->start_error,
              "renderers would descend from a %s (call capsa_main() first in "
@@ -1108,6 +1139,7 @@ int capsa_host_start(capsa_host_t *host) {
   if (err < 0) return start_failed(h, "fonts", err);
   h->self_ns_err = capsa_ns_ids_of(0, &h->self_ns);
   err = start_zygote(h);
+  if (h->exe_fd >= 0) err = capsa__renderer_exe_verdict(h, err);
   if (err < 0) {
     capsa__broker_free_fonts(h);
     return start_failed(h, "zygote", err);
@@ -1390,6 +1422,7 @@ static void on_closer_closed(uv_handle_t *hd) {
   capsa_host_close_cb cb = h->close_cb;
   for (unsigned i = 0; i < h->nkinds; i++)
     capsa_capmode_policy_free(h->own_policy[i]);
+  if (h->exe_fd >= 0) close(h->exe_fd);
   host->impl = NULL;
   free(h);
   if (cb) cb(host);

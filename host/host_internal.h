@@ -95,9 +95,13 @@ struct capsa__host_impl {
   uv_async_t dns_async;   // the broker's threads' finished lookups
   bool dns_async_inited;
   struct capsa__dns_req *dns_done;  // under the broker's lock
-  bool image_exec;        // the zygote is a fresh exec (host/zygote.h)
+  bool image_exec;  // the zygote is a fresh exec (host/zygote.h)
+  // capsa_host_options_t.renderer_exe as opened by capsa_host_start (-1:
+  // none), and its path as given, for messages (cut).
+  int exe_fd;
+  char exe_path[160];
   char image[160];        // capsa_host_image()
-  char start_error[400];  // why the last capsa_host_start failed; "" if not
+  char start_error[640];  // why the last capsa_host_start failed; "" if not
   capsa__zygote zygote;
   unsigned zygote_restarts;
   int zygote_filters;    // its Seccomp_filters: count; -1 unknown
@@ -242,5 +246,21 @@ void capsa__renderer_unpend(struct capsa_host_renderer *r);
 // The running binary as capsa_main opened it (host/kind_registry.h), or -1
 // when the hook did not run.
 int capsa__exe_fd(void);
+
+// The registry (host/kind_registry.c), for the zygote's report to the host:
+// whether `name` was registered twice, and every registered name, ", "
+// between them, into buf (cut at len with "...").
+bool capsa__kind_ambiguous(const char *name);
+void capsa__kind_names(char *buf, size_t len);
+
+// host/renderer_exe.c: capsa_host_options_t.renderer_exe. Opens and checks
+// the file for capsa_host_start: h->exe_fd (owned by h) or -errno with
+// h->start_error naming the option, the path and what is wrong.
+int capsa__renderer_exe_open(struct capsa__host_impl *h);
+// After the zygote of a renderer executable started, or failed to: 0 when
+// it serves every defined kind; else -errno with h->start_error saying
+// which kind it lacks or why it is no zygote (`err`: the zygote's start
+// result).
+int capsa__renderer_exe_verdict(struct capsa__host_impl *h, int err);
 
 #endif  // CAPSA_HOST_HOST_INTERNAL_H_

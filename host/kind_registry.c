@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -50,6 +51,24 @@ const capsa_kind_registration_t *capsa_kind_lookup(const char *name) {
 
 bool capsa_kind_registry_overflowed(void) {
   return g_overflow;
+}
+
+bool capsa__kind_ambiguous(const char *name) {
+  for (unsigned i = 0; name && i < g_nreg; i++)
+    if (strcmp(g_reg[i]->name, name) == 0) return g_ambiguous[i];
+  return false;
+}
+
+void capsa__kind_names(char *buf, size_t len) {
+  if (!buf || len == 0) return;
+  buf[0] = 0;
+  size_t n = 0;
+  for (unsigned i = 0; i < g_nreg && n < len; i++)
+    n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "",
+                          g_reg[i]->name);
+  if (g_overflow && n < len) snprintf(buf + n, len - n, ", ... (full)");
+  // Cut short: say so rather than show a name that is not one.
+  if (n >= len && len > 4) memcpy(buf + len - 4, "...", 4);
 }
 
 // The zygote image is recognised by both its argv[0] and a control socket

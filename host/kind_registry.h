@@ -43,6 +43,36 @@
 // capsa_host_image() is "fork: <why>"). A kind whose
 // entry or argument is not static (a pointer into the host's heap or
 // stack) cannot be registered: it only runs in a forked zygote.
+//
+// A renderer executable of its own (capsa_host_options_t.renderer_exe):
+// when the renderers' code links libraries the host should not map (a PNG
+// or JPEG parser), it goes into a second program, and the zygote is a
+// fresh exec of that one instead of the host:
+//
+//   // renderer.c: cc renderer.c $(pkg-config --cflags --libs capsa libpng)
+//   CAPSA_RENDERER_KIND(png, "png", capsa_renderer_main, &kPng);
+//   int main(int argc, char **argv) {
+//     if (capsa_main(argc, argv) < 0) return 1;  // the zygote stays here
+//     fprintf(stderr, "run by a capsa host, not by hand\n");
+//     return 2;                                  // what a user's run does
+//   }
+//
+//   // host.c: cc host.c $(pkg-config --cflags --libs capsa): no libpng
+//   o.renderer_exe = "/usr/libexec/app/renderer";
+//   capsa_kind_options_init(&k, "png", NULL, NULL);  // by name alone
+//
+// What capsa_main means then: in the renderer executable the same as
+// above (first line of main; in the zygote image it never returns; run by
+// hand it returns 0 and main goes on as the executable decides). The host
+// program needs neither capsa_main nor any registration: its own image is
+// never exec'd, and its registry is not consulted (a host may still call
+// capsa_main; it then only holds /proc/self/exe, unused). Which names the
+// executable registers is only known inside its image, so the zygote
+// reports them back at capsa_host_start: a defined kind it lacks (or has
+// twice) fails the start, -ENOENT (-ENOTUNIQ), with
+// capsa_host_start_error() naming the kind, the executable and what it
+// registers; an executable that never answers as a zygote (no capsa_main
+// first, another capsa's protocol) fails with -EPROTO saying so.
 #ifndef CAPSA_HOST_KIND_REGISTRY_H_
 #define CAPSA_HOST_KIND_REGISTRY_H_
 
@@ -87,10 +117,11 @@ bool capsa_kind_registry_overflowed(void);
     capsa_kind_register(&capsa__kind_reg_##ident);                          \
   }
 
-// The early hook: call as the first line of main(). Returns 0 in the
-// embedder's process (the running binary is then open for the zygote), or
-// -errno when /proc/self/exe cannot be opened. In the zygote image it does
-// not return.
+// The early hook: call as the first line of main() of a host that runs its
+// own binary as the zygote, and of every renderer executable. Returns 0 in
+// the embedder's process (the running binary is then open for the zygote),
+// or -errno when /proc/self/exe cannot be opened. In the zygote image it
+// does not return.
 int capsa_main(int argc, char **argv);
 
 // Whether capsa_main ran in this process (and opened the binary).

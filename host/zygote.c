@@ -54,6 +54,10 @@ struct ready {
   int32_t own_userns;  // capsa__zygote.own_userns (host/zygote.h)
   int32_t kind_error[CAPSA__ZYGOTE_MAX_KINDS];
   struct capsa_capmode_report capmode[CAPSA__ZYGOTE_MAX_KINDS];
+  // The launcher's child could not exec the image: its errno (status too).
+  int32_t exec_error;
+  // An exec'd image's registered kind names (capsa__zygote.registered).
+  char registered[CAPSA__ZYGOTE_REGISTERED];
 };
 
 struct boot {
@@ -66,6 +70,7 @@ struct boot {
   // its policy in full) would look filtered.
   bool baseline_ok;
   rlim_t nproc_total;  // the zygote's RLIMIT_NPROC; RLIM_INFINITY: inherited
+  bool foreign;        // capsa__zygote_exec_start's: nnp before the exec
 };
 
 // In the launcher's child, before anything else (and so before an exec,
@@ -573,7 +578,9 @@ static int zygote_main(void *arg) {
 // encoded policy) and one datagram per policy directory (struct zdir with
 // the descriptor). Kinds are found by name in the image's own registry.
 
-#define CFG_MAGIC 0x47465a43u /* "CZFG" */
+// "CZF2": the layout with cfg_size and ready_size. An image of the first
+// layout ("CZFG") refuses it rather than reading the fields shifted.
+#define CFG_MAGIC 0x32465a43u
 #define CFG_MAX (64 * 1024)
 #define CFG_MAX_DIRS 16
 #define EXE_FD 4
@@ -588,6 +595,9 @@ struct zcfg_kind {
 
 struct zcfg {
   uint32_t magic;
+  // Both images' idea of the two messages: a renderer executable built
+  // against another capsa may lay them out otherwise.
+  uint32_t cfg_size, ready_size;
   int32_t host_pid;  // our parent: anything else is not our host
   uint32_t nkinds;
   uint32_t ns_applied;  // what the launcher applied
@@ -619,9 +629,14 @@ _Noreturn void capsa__zygote_image_main(void) {
   ssize_t n = capsa__recv_fd(CTRL_FD, g_cfg.bytes, sizeof g_cfg, NULL,
                              ZYGOTE_TIMEOUT_MS);
   const struct zcfg *c = &g_cfg.cfg;
-  if (n < (ssize_t)sizeof *c || c->magic != CFG_MAGIC ||
-      c->nkinds > CAPSA__ZYGOTE_MAX_KINDS || c->ndirs > CFG_MAX_DIRS)
+  if (n < (ssize_t)sizeof *c || c->magic != CFG_MAGIC)
+    image_fail(-EPROTONOSUPPORT);
+  if (c->cfg_size != sizeof *c || c->ready_size != sizeof g_ready)
+    image_fail(-EPROTONOSUPPORT);
+  if (c->nkinds > CAPSA__ZYGOTE_MAX_KINDS || c->ndirs > CFG_MAX_DIRS)
     image_fail(-EBADMSG);
+  // What this image can run, for the host's message when it lacks a kind.
+  capsa__kind_names(g_ready.registered, sizeof g_ready.registered);
   if (getppid() != (pid_t)c->host_pid) _exit(125);
   int dirs[CFG_MAX_DIRS];
   unsigned ndirs = 0;
@@ -660,7 +675,8 @@ _Noreturn void capsa__zygote_image_main(void) {
     // kind is this image's registration of the same name.
     const capsa_kind_registration_t *reg = capsa_kind_lookup(ck->name);
     if (!reg) {
-      g_ready.kind_error[k] = -ENOENT;
+      g_ready.kind_error[k] =
+          capsa__kind_ambiguous(ck->name) ? -ENOTUNIQ : -ENOENT;
     } else {
       z->main = reg->main;
       z->arg = reg->arg;
@@ -680,13 +696,22 @@ _Noreturn void capsa__zygote_image_main(void) {
 // control socket at 3 and the binary at 4 (all others closed by the
 // launcher; closed again here so that nothing else can reach the image).
 static int exec_zygote(void *arg) {
-  if (apply_nproc_total(arg) < 0) return 127;
+  const struct boot *b = arg;
+  if (apply_nproc_total(b) < 0) return 127;
   syscall(SYS_close_range, EXE_FD + 1, ~0u, 0);
   // The binary's own descriptor goes with the exec.
   if (fcntl(EXE_FD, F_SETFD, FD_CLOEXEC) < 0) return 127;
+  // The embedder's renderer executable is not the binary the host runs as:
+  // whatever bits it carries by the time of this exec, it gains nothing.
+  if (b->foreign && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) return 127;
   char *const argv[] = {(char *)"capsa-zygote", NULL};
   char *const envp[] = {NULL};
   syscall(SYS_execveat, EXE_FD, "", argv, envp, AT_EMPTY_PATH);
+  // Tell the host why (ENOEXEC, EACCES, ENOENT for a missing interpreter):
+  // otherwise it only sees the socket close. Our copy of g_ready is unused.
+  g_ready.exec_error = errno;
+  g_ready.status = -errno;
+  capsa__send_fd(CTRL_FD, &g_ready, sizeof g_ready, -1);
   return 127;
 }
 
@@ -698,6 +723,8 @@ static int send_config(int sock, const struct capsa__zygote_kind *kinds,
   if (!buf) return -ENOMEM;
   struct zcfg *c = (struct zcfg *)buf;
   c->magic = CFG_MAGIC;
+  c->cfg_size = sizeof *c;
+  c->ready_size = sizeof(struct ready);
   c->host_pid = getpid();
   c->nkinds = nkinds;
   c->ns_applied = ns_applied;
@@ -752,6 +779,19 @@ static int send_config(int sock, const struct capsa__zygote_kind *kinds,
 
 // --- in the host ------------------------------------------------------------
 
+// The zygote's ready message. A zygote that exits with our configuration
+// unread (an exec that failed, and said why first) resets the socket, and
+// the kernel reports that error before the message queued ahead of it:
+// read once more to get the message.
+static ssize_t recv_ready(int sock, struct ready *rd, int timeout_ms) {
+  ssize_t n = capsa__recv_fd(sock, rd, sizeof *rd, NULL, timeout_ms);
+  if (n == -ECONNRESET) {
+    ssize_t again = capsa__recv_fd(sock, rd, sizeof *rd, NULL, 0);
+    if (again > 0) n = again;  // else nothing was queued: the reset stands
+  }
+  return n;
+}
+
 // Whether /proc/PID/status says how many filters a process has (Linux 5.9).
 static bool seccomp_filters_visible(void) {
   capsa_renderer_check_t own;
@@ -763,7 +803,7 @@ static int zygote_start(capsa__zygote *z,
                         const struct capsa__zygote_kind *kinds, unsigned nkinds,
                         unsigned ns_wanted, unsigned ns_required,
                         bool empty_root, int stderr_fd, int exe_fd,
-                        rlim_t nproc_total) {
+                        bool foreign, rlim_t nproc_total) {
   if (!z || (!kinds && nkinds) || nkinds > CAPSA__ZYGOTE_MAX_KINDS)
     return -EINVAL;
   memset(z, 0, sizeof *z);
@@ -792,7 +832,8 @@ static int zygote_start(capsa__zygote *z,
   if (err == 0 && stderr_fd >= 0)
     err = capsa_ns_policy_keep_fd(p, stderr_fd, 2);
   if (err == 0) err = capsa_ns_policy_set_keep_caps(p, true);
-  struct boot b = {kinds, nkinds, seccomp_filters_visible(), nproc_total};
+  struct boot b = {kinds, nkinds, seccomp_filters_visible(), nproc_total,
+                   foreign};
   struct capsa_ns_report rep;
   memset(&rep, 0, sizeof rep);
   struct capsa_ns_child c;
@@ -825,19 +866,33 @@ static int zygote_start(capsa__zygote *z,
     err = send_config(z->sock, kinds, nkinds, want_root, root_required,
                       rep.applied, b.baseline_ok);
     if (err < 0) {
+      // A child whose exec failed said why and exited (so the send met a
+      // closed socket): the why is the error, not the EPIPE.
+      struct ready late;
+      if (recv_ready(z->sock, &late, 0) == (ssize_t)sizeof late &&
+          late.exec_error > 0) {
+        z->exec_error = late.exec_error;
+        err = -late.exec_error;
+      }
       capsa__zygote_stop(z);
       return err;
     }
   }
   struct ready rd;
-  ssize_t n = capsa__recv_fd(z->sock, &rd, sizeof rd, NULL, ZYGOTE_TIMEOUT_MS);
+  ssize_t n = recv_ready(z->sock, &rd, ZYGOTE_TIMEOUT_MS);
   if (n != (ssize_t)sizeof rd || rd.status < 0) {
+    if (n == (ssize_t)sizeof rd && rd.exec_error > 0)
+      z->exec_error = rd.exec_error;
     capsa__zygote_stop(z);
     return n < 0 ? (int)n : n == (ssize_t)sizeof rd ? rd.status : -EPROTO;
   }
   if (z->exec && !z->ns.empty_root_error) {
     z->ns.empty_root = rd.empty_root == 1;
     z->ns.empty_root_error = rd.empty_root_error;
+  }
+  if (z->exec) {
+    memcpy(z->registered, rd.registered, sizeof z->registered);
+    z->registered[sizeof z->registered - 1] = 0;
   }
   z->staged = rd.staged == 1;
   z->own_userns =
@@ -855,17 +910,18 @@ int capsa__zygote_start(capsa__zygote *z,
                         unsigned ns_wanted, unsigned ns_required,
                         bool empty_root, int stderr_fd, rlim_t nproc_total) {
   return zygote_start(z, kinds, nkinds, ns_wanted, ns_required, empty_root,
-                      stderr_fd, -1, nproc_total);
+                      stderr_fd, -1, false, nproc_total);
 }
 
 int capsa__zygote_exec_start(capsa__zygote *z,
                              const struct capsa__zygote_kind *kinds,
                              unsigned nkinds, unsigned ns_wanted,
                              unsigned ns_required, bool empty_root,
-                             int stderr_fd, int exe_fd, rlim_t nproc_total) {
+                             int stderr_fd, int exe_fd, bool foreign,
+                             rlim_t nproc_total) {
   if (exe_fd < 0) return -EBADF;
   return zygote_start(z, kinds, nkinds, ns_wanted, ns_required, empty_root,
-                      stderr_fd, exe_fd, nproc_total);
+                      stderr_fd, exe_fd, foreign, nproc_total);
 }
 
 int capsa__zygote_fork(capsa__zygote *z, unsigned kind, int channel_fd,

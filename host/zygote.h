@@ -57,6 +57,8 @@ extern "C" {
 #endif
 
 #define CAPSA__ZYGOTE_MAX_KINDS 16
+// Room for the names an exec'd image reports (capsa__zygote.registered).
+#define CAPSA__ZYGOTE_REGISTERED 256
 
 // Exit code of a renderer that reached its RLIMIT_CPU soft limit.
 #define CAPSA__EXIT_CPU_LIMIT 152
@@ -120,6 +122,12 @@ typedef struct capsa__zygote {
   // A fresh exec of the binary (capsa__zygote_exec_start), not a fork of
   // the caller.
   bool exec;
+  // An exec'd zygote's start: the errno of the exec itself when that failed
+  // (0: it did not, or the failure came later); and, once it answered, the
+  // kind names its image registers (", " between them; "" when none), so
+  // that the caller can say what a kind_error -ENOENT lacked.
+  int exec_error;
+  char registered[CAPSA__ZYGOTE_REGISTERED];
 } capsa__zygote;
 
 // Starts the zygote. `kinds` (borrowed; the zygote keeps its copy of the
@@ -148,12 +156,19 @@ int capsa__zygote_start(capsa__zygote *z,
 // (host/kind_registry.h); `kinds[i].main` and `.arg` are not used, and a
 // name the image does not know is kind_error -ENOENT. Nothing of the
 // caller's memory, environment, argv or mappings reaches it. -EBADF
-// without `exe_fd`; otherwise as capsa__zygote_start.
+// without `exe_fd`; otherwise as capsa__zygote_start, and the exec's own
+// errno when it fails (z->exec_error says so). `foreign`: exe_fd is a
+// renderer executable of the embedder's (capsa_host_options_t.renderer_exe),
+// not the caller's binary: no_new_privs is set before its exec, so that a
+// set-user-ID bit or file capabilities added to it later grant nothing. A
+// name its image does not register is kind_error -ENOENT, one it registers
+// twice -ENOTUNIQ (z->registered lists what it has).
 int capsa__zygote_exec_start(capsa__zygote *z,
                              const struct capsa__zygote_kind *kinds,
                              unsigned nkinds, unsigned ns_wanted,
                              unsigned ns_required, bool empty_root,
-                             int stderr_fd, int exe_fd, rlim_t nproc_total);
+                             int stderr_fd, int exe_fd, bool foreign,
+                             rlim_t nproc_total);
 
 // In the exec'd image, called by capsa_main (argv[0] "capsa-zygote", the
 // control socket at fd 3): receives the configuration and serves the host.

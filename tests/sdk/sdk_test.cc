@@ -12,9 +12,16 @@
 //   - the README's embedding example (the very text of README.md) and a
 //     FreeBSD Capsicum program build against the install, shared and
 //     static, and run: the example spawns a renderer and prints its reply,
-//     as the running user and (when that is root) as uid 65534.
+//     as the running user and (when that is root) as uid 65534;
+//   - the renderer-executable example (host/examples/png_*.c): a host
+//     linking libcapsa and libuv alone runs a renderer executable linking
+//     libpng, which decodes PNGs for it; the host's memory maps no libpng
+//     or zlib while its renderer's does.
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +37,7 @@
 
 #include <gtest/gtest.h>
 
+#include "host/png_writer.h"
 #include "host/version.h"
 #include "tests/sdk/sdk_install.h"
 
@@ -420,6 +428,182 @@ TEST_F(Sdk, PoolExampleBuildsSharedAndStaticAndServesThroughACrash) {
               generated + Pc("--cflags --libs capsa-static"));
   EXPECT_EQ(std::string::npos, Needed(exe).find("libcapsa"));
   RunAsEveryone(exe, expect);
+}
+
+// A program run with a pipe to its standard input and one from its output
+// (standard error too), through /bin/sh (for setpriv and timeout).
+struct Piped {
+  pid_t pid = -1;
+  int in = -1, out = -1;
+  std::string got;  // everything read so far
+
+  explicit Piped(const std::string &cmd) {
+    int i[2], o[2];
+    if (pipe2(i, O_CLOEXEC) < 0 || pipe2(o, O_CLOEXEC) < 0) return;
+    pid = fork();
+    if (pid == 0) {
+      dup2(i[0], 0);
+      dup2(o[1], 1);
+      dup2(o[1], 2);
+      execl("/bin/sh", "sh", "-c", cmd.c_str(), (char *)nullptr);
+      _exit(127);
+    }
+    close(i[0]);
+    close(o[1]);
+    in = i[1];
+    out = o[0];
+  }
+  ~Piped() {
+    if (in >= 0) close(in);
+    if (out >= 0) close(out);
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+  // Reads until `what` was printed (true) or EOF / timeout_ms (false).
+  bool ReadUntil(const std::string &what, int timeout_ms) {
+    for (int waited = 0; got.find(what) == std::string::npos;) {
+      struct pollfd p = {out, POLLIN, 0};
+      if (waited >= timeout_ms || poll(&p, 1, 100) < 0) return false;
+      waited += 100;
+      if (!(p.revents & (POLLIN | POLLHUP))) continue;
+      char buf[4096];
+      ssize_t n = read(out, buf, sizeof buf);
+      if (n <= 0) return false;
+      got.append(buf, (size_t)n);
+    }
+    return true;
+  }
+  // Closes its input, reads the rest and reaps it: its exit status.
+  int Finish(int timeout_ms) {
+    close(in);
+    in = -1;
+    ReadUntil("\x01never printed\x01", timeout_ms);
+    int st = 0;
+    if (waitpid(pid, &st, 0) != pid) return -1;
+    pid = -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  }
+};
+
+bool SameFile(const std::string &a, const std::string &b) {
+  struct stat sa, sb;
+  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 &&
+         sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+// The field of `key` in /proc/PID/status.
+long StatusField(pid_t pid, const std::string &key) {
+  for (const std::string &l :
+       Lines(ReadFile("/proc/" + std::to_string(pid) + "/status")))
+    if (l.compare(0, key.size() + 1, key + ":") == 0)
+      return strtol(l.c_str() + key.size() + 1, nullptr, 10);
+  return -1;
+}
+
+// The renderer-executable example from the install, shared and static: the
+// host (png_host.c: libcapsa + libuv) has png_renderer (libpng, zlib)
+// decode a PNG from a file and one from its standard input; while it waits
+// for the second, its /proc/PID/maps has no libpng or zlib and its
+// renderer's has both (and /proc/PID/exe is the renderer executable).
+TEST_F(Sdk, RendererExecutableKeepsTheParserOutOfTheHost) {
+  std::string out;
+  ASSERT_EQ(0, Sh("command -v flatc", &out)) << "flatc (./dev setup)";
+  ASSERT_EQ(0, Sh("pkg-config --exists libpng", &out)) << "libpng-dev";
+  std::string gen = tmp_.path + "/gen";
+  ASSERT_EQ(0, Sh("cd " + Q(kRoot + "/host/examples") +
+                      " && cp png_host.c png_renderer.c png.fbs " +
+                      Q(tmp_.path) + " && " + Q(prefix_ + "/bin/capsa-idl") +
+                      " " + Q(tmp_.path + "/png.fbs") + " " +
+                      Q(gen + "/host/examples") + " host/examples/png.capsa.h",
+                  &out))
+      << out;
+  std::string iface =
+      "-I" + Q(gen) + " " + Q(gen + "/host/examples/png.capsa.c") + " ";
+
+  // The input: RGBA with every channel varying, written by capsa's own PNG
+  // writer; what the host must print for it.
+  const uint32_t w = 53, h = 31;
+  std::vector<uint8_t> px(w * h * 4);
+  for (uint32_t y = 0; y < h; y++)
+    for (uint32_t x = 0; x < w; x++) {
+      uint8_t *p = &px[(y * w + x) * 4];
+      p[0] = (uint8_t)(x * 5);
+      p[1] = (uint8_t)(y * 8);
+      p[2] = (uint8_t)(x ^ y);
+      p[3] = (uint8_t)(255 - 2 * y);
+    }
+  std::string png = tmp_.path + "/in.png";
+  int fd = open(png.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  struct capsa_png_image img = {px.data(), px.size(), w,
+                                h,         w * 4,     CAPSA_PNG_RGBA8};
+  ASSERT_EQ(0, capsa_png_write_fd(&img, fd));
+  close(fd);
+  uint64_t fnv = 0xcbf29ce484222325ull;
+  for (uint8_t c : px) fnv = (fnv ^ c) * 0x100000001b3ull;
+  char want[96];
+  snprintf(want, sizeof want, ": %ux%u RGBA, fnv1a64 %016llx (renderer ", w, h,
+           (unsigned long long)fnv);
+
+  for (const char *pc : {"capsa", "capsa-static"}) {
+    SCOPED_TRACE(pc);
+    bool shared = std::string(pc) == "capsa";
+    std::string rpath = shared ? " -Wl,-rpath," + prefix_ + "/lib" : "";
+    std::string host =
+        Build(tmp_.path + "/png_host.c", std::string("png_host_") + pc,
+              iface + Pc(std::string("--cflags --libs ") + pc) + rpath);
+    std::string renderer =
+        Build(tmp_.path + "/png_renderer.c", std::string("png_renderer_") + pc,
+              iface + Pc(std::string("--cflags --libs libpng ") + pc) + rpath);
+    std::string needed = Needed(host);
+    EXPECT_EQ(std::string::npos, needed.find("libpng")) << needed;
+    EXPECT_EQ(std::string::npos, needed.find("libz.")) << needed;
+    EXPECT_NE(std::string::npos, needed.find("libuv")) << needed;
+    EXPECT_EQ(shared, needed.find("libcapsa.so.0") != std::string::npos)
+        << needed;
+    EXPECT_NE(std::string::npos, Needed(renderer).find("libpng16"));
+
+    std::vector<std::string> runs = {""};
+    if (geteuid() == 0)
+      runs.push_back(
+          "setpriv --reuid=65534 --regid=65534 --clear-groups "
+          "--inh-caps=-all ");
+    for (const std::string &as : runs) {
+      SCOPED_TRACE(as.empty() ? "this user" : "uid 65534");
+      Piped p("cd " + Q(tmp_.path) + " && exec timeout 60 " + as + Q(host) +
+              " " + Q(renderer) + " " + Q(png) + " -");
+      ASSERT_GT(p.pid, 0);
+      ASSERT_TRUE(p.ReadUntil(png + want, 30000)) << p.got;
+      // Waiting for its standard input now: the renderer is alive, and
+      // it is the host's child (the zygote forks it with CLONE_PARENT).
+      size_t at = p.got.find("(renderer ") + 10;
+      pid_t rpid = (pid_t)strtol(p.got.c_str() + at, nullptr, 10);
+      ASSERT_GT(rpid, 0) << p.got;
+      pid_t hpid = (pid_t)StatusField(rpid, "PPid");
+      std::string hp = "/proc/" + std::to_string(hpid);
+      std::string rp = "/proc/" + std::to_string(rpid);
+      EXPECT_TRUE(SameFile(hp + "/exe", host)) << hp;
+      EXPECT_TRUE(SameFile(rp + "/exe", renderer)) << rp;
+      std::string hmaps = ReadFile(hp + "/maps");
+      std::string rmaps = ReadFile(rp + "/maps");
+      EXPECT_EQ(std::string::npos, hmaps.find("libpng")) << hmaps;
+      EXPECT_EQ(std::string::npos, hmaps.find("/libz.so")) << hmaps;
+      EXPECT_EQ(std::string::npos, hmaps.find("png_renderer")) << hmaps;
+      EXPECT_EQ(shared, hmaps.find("libcapsa.so") != std::string::npos);
+      EXPECT_NE(std::string::npos, hmaps.find("libuv")) << hmaps;
+      EXPECT_NE(std::string::npos, rmaps.find("libpng16")) << rmaps;
+      EXPECT_NE(std::string::npos, rmaps.find("/libz.so")) << rmaps;
+      EXPECT_NE(std::string::npos, rmaps.find("png_renderer_")) << rmaps;
+      // The second image through the pipe; then it is done.
+      std::string data = ReadFile(png);
+      ASSERT_EQ((ssize_t)data.size(), write(p.in, data.data(), data.size()));
+      EXPECT_EQ(0, p.Finish(30000)) << p.got;
+      EXPECT_NE(std::string::npos, p.got.find("\n-" + std::string(want)))
+          << p.got;
+    }
+  }
 }
 
 }  // namespace
