@@ -1,29 +1,56 @@
 // A worker pool: N renderers of one kind serving jobs in turn, for batch
 // work on untrusted input (thumbnails, decoders, converters).
 //
-//   static int fill(capsa_pool_t *p, capsa_renderer_t *worker,
-//                   capsa_msg_t *m, void *arg) {  // when a worker is free
-//     struct job *j = arg;             // j->q: your interface's generated
-//     capsa_msg_init_iface(m, &my_iface, MY_JOB, &j->q);  // struct
-//     (void)p, (void)worker;           // handles: capsa_msg_add_handle
-//     return 0;
+//   #include <capsa/capsa.h>
+//   #include "thumb.capsa.h"  // generated from thumb.fbs (<capsa/interface.h>)
+//
+//   struct job {
+//     const char *name;
+//     capsa_shm_region_t png;  // sealed for reading, its own for this job
+//     thumb_decode_t q;        // the request, encoded when it is sent
+//   };
+//
+//   // When a worker is free: the request for that worker, fresh handles.
+//   static int fill(capsa_pool_t *pool, capsa_renderer_t *worker,
+//                   capsa_msg_t *m, void *arg) {
+//     struct job *j = arg;
+//     (void)pool, (void)worker;
+//     thumb_decode_init(&j->q);
+//     capsa_msg_init_iface(m, &thumb_interface, THUMB_DECODE, &j->q);
+//     capsa_rights_t ro;
+//     capsa_rights_init(&ro, CAPSA_CAP_READ, CAPSA_CAP_MMAP_R);
+//     int fd = dup(j->png.fd);  // the pool owns it once attached
+//     j->q.png = capsa_msg_add_handle(m, fd, CAPSA_HANDLE_SHM, &ro,
+//                                     j->png.size, false);
+//     if (j->q.png < 0) close(fd);
+//     return j->q.png < 0 ? j->q.png : 0;
 //   }
-//   static void done(capsa_pool_t *p, const capsa_pool_result_t *res,
+//   // Exactly once per job: the reply, or why there is none.
+//   static void done(capsa_pool_t *pool, const capsa_pool_result_t *res,
 //                    void *arg) {
-//     if (res->status < 0)             // why, in one line
-//       fprintf(stderr, "job %p: %s\n", arg, res->reason);
-//     (void)p;
+//     struct job *j = arg;
+//     (void)pool;
+//     if (res->status < 0)  // "crashed: signal 11 (SEGV)", "deadline: ..."
+//       fprintf(stderr, "%s: %s\n", j->name, res->reason);
+//     else
+//       printf("%s: %d\n", j->name,
+//              ((const thumb_done_t *)res->reply->u.iface.value)->status);
+//     capsa_shm_close(&j->png);
 //   }
 //
-//   capsa_pool_options_t po;
-//   capsa_pool_options_init(&po);      // defaults are for untrusted input
-//   po.workers = 8;
-//   capsa_pool_t pool;
-//   capsa_pool_init(&host, &pool, kind, &po);  // after capsa_host_start
-//   capsa_pool_start(&pool);
-//   capsa_pool_submit(&pool, 5000, fill, done, job);
-//   ...
-//   capsa_pool_close(&pool, on_pool_closed);   // before capsa_host_close
+//   // `host` started, `kind` defined on it (<capsa/host.h>).
+//   int decode_all(capsa_host_t *host, int kind, struct job *jobs, int n) {
+//     static capsa_pool_t pool;
+//     capsa_pool_options_t po;
+//     capsa_pool_options_init(&po);  // the defaults are for untrusted input
+//     po.workers = 8;
+//     int err = capsa_pool_init(host, &pool, kind, &po);
+//     if (err == 0) err = capsa_pool_start(&pool);
+//     for (int i = 0; err == 0 && i < n; i++)
+//       err = capsa_pool_submit(&pool, 5000, fill, done, &jobs[i]);
+//     if (err < 0) fprintf(stderr, "pool: %s\n", capsa_pool_error(&pool));
+//     return err;  // uv_run, then capsa_pool_close before capsa_host_close
+//   }
 //
 // Jobs wait in a bounded FIFO until a worker is READY and idle; `fill`
 // builds the request then, for that worker (so descriptors are dup'd only
@@ -72,12 +99,28 @@ extern "C" {
 
 #define CAPSA_POOL_MAX_WORKERS 64
 
+// What a worker may see of other jobs (docs/pools.md).
+typedef enum capsa_pool_isolation {
+  // A worker serves one job and is killed (SIGKILL, never asked) before
+  // that job's done() is called: no process ever holds two jobs, and
+  // nothing of a job is released while its process can run. Its successor
+  // is spawned while it works (up to `workers` spares besides `workers`
+  // running), so a job rarely waits for a start. The default.
+  CAPSA_POOL_ONE_JOB_PER_PROCESS = 0,
+  // A worker serves jobs in turn until recycled (recycle_after_*; the
+  // recycled one is killed after its job, done() once it is gone): a worker
+  // compromised by one input sees the inputs of every later job it serves,
+  // and keeps every region it was handed, until then. Cheaper per job.
+  CAPSA_POOL_SHARED_WORKERS,
+} capsa_pool_isolation_t;
+
 typedef struct capsa_pool_options {
-  unsigned workers;               // 1..CAPSA_POOL_MAX_WORKERS; default 4
-  unsigned max_queued;            // jobs waiting for a worker; default 1024
-  unsigned recycle_after_jobs;    // 0: never (default)
-  uint64_t recycle_after_cpu_ms;  // 0: never (default)
-  unsigned shutdown_timeout_ms;   // recycling, closing; default 1000
+  capsa_pool_isolation_t isolation;  // default ONE_JOB_PER_PROCESS
+  unsigned workers;                  // 1..CAPSA_POOL_MAX_WORKERS; default 4
+  unsigned max_queued;               // jobs waiting for a worker; default 1024
+  unsigned recycle_after_jobs;       // 0: never (default)
+  uint64_t recycle_after_cpu_ms;     // 0: never (default)
+  unsigned shutdown_timeout_ms;      // recycling, closing; default 1000
   // Workers in a row (pool-wide, reset by any READY) that may end before
   // READY, or fail to spawn, before the pool gives up; default 3.
   unsigned max_start_failures;

@@ -143,6 +143,15 @@ void capsa__renderer_kill_for_limit(struct capsa_host_renderer *r,
   kill_for(r, CAPSA_EV_LIMIT, budget);
 }
 
+int capsa__renderer_retire(struct capsa_host_renderer *r, const char *why) {
+  r->no_restart = true;
+  if (r->backing_off || r->state == R_DYING || r->pidfd < 0 || r->kill_reason ||
+      r->reporting_end)
+    return -ESRCH;  // ending already: its CLOSED (or RESTARTED) follows
+  kill_for(r, CAPSA_EV_KILLED, why);
+  return 0;
+}
+
 static void maybe_free(struct capsa_host_renderer *r);
 static void after_incarnation(struct capsa_host_renderer *r);
 static int launch(struct capsa_host_renderer *r);

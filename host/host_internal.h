@@ -225,6 +225,10 @@ bool capsa__cpu_budget_check(struct capsa_host_renderer *r);
 // Kills r for exceeding `budget` (CAPSA_EV_LIMIT, text names the budget).
 void capsa__renderer_kill_for_limit(struct capsa_host_renderer *r,
                                     const char *budget);
+// Kills r for the embedder's policy (a pool retiring a worker after its
+// job): CAPSA_EV_KILLED with `why` (static), never restarted. 0, or -ESRCH
+// when it is already ending (its CLOSED or RESTARTED follows).
+int capsa__renderer_retire(struct capsa_host_renderer *r, const char *why);
 
 // At capsa_host_start: the broker's lookup threads (once per process) and
 // libuv's thread pool (so that its creation can never fail later, on a

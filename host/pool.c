@@ -1,8 +1,14 @@
 // Worker pools (host/capsa_pool.h): dispatch of queued jobs to idle READY
-// renderers of one kind, replacement of workers that end, recycling, and
-// each job's outcome with its reason. Supervision (restarts, deadlines,
-// heartbeats) stays the host's; the pool only watches its workers' events
-// through the renderer's observer hook (host/host_internal.h).
+// renderers of one kind, replacement of workers that end, retirement (one
+// job per process, recycling), and each job's outcome with its reason.
+// Supervision (restarts, deadlines, heartbeats) stays the host's; the pool
+// only watches its workers' events through the renderer's observer hook
+// (host/host_internal.h).
+//
+// A job whose worker ends — killed by the pool after its job, or by its
+// own doing — is reported only once that process is gone (its CLOSED, or
+// the host's RESTARTED): nothing of a job is released while the process
+// that served it can still run.
 #include "host/capsa_pool.h"
 
 #include <errno.h>
@@ -13,9 +19,11 @@
 #include <string.h>
 
 #include "host/host_internal.h"
+#include "host/pool_reply.h"
 
 #define POOL_REASON_MAX 256
 #define POOL_BACKOFF_CAP_MS 5000
+#define POOL_MAX_PROCS (2 * CAPSA_POOL_MAX_WORKERS)
 
 struct pool_job {
   uint64_t timeout_ms;
@@ -23,28 +31,33 @@ struct pool_job {
   capsa_pool_done_fn done;
   void *arg;
   struct capsa__pool_impl *p;
-  struct pool_worker *w;  // while sent
   struct pool_job *next;  // queue, or the deferred list
-  int status;             // deferred: the outcome to report
+  // The outcome, once known, while it waits for its worker to be gone.
+  int status;
+  capsa_host_event_type_t ended;
+  int signal, exit_status;
   char reason[POOL_REASON_MAX];
+  capsa__kept_reply_t reply;
 };
 
-struct pool_worker {
+enum proc_state {
+  P_FREE = 0,
+  P_STARTING,  // spawned (or restarting), not READY yet
+  P_IDLE,      // READY, no job
+  P_BUSY,      // its job in flight
+  P_ENDING,    // ending (killed by us, or by itself): not counted alive
+};
+
+struct pool_proc {
   struct capsa__pool_impl *p;
-  capsa_renderer_t *r;   // NULL: slot empty (or waiting to be refilled)
-  bool ready;            // READY and not dying
+  enum proc_state state;
+  capsa_renderer_t *r;
+  struct pool_job *job;  // BUSY: in flight; ENDING: waits for it to be gone
   bool was_ready;        // this incarnation reached READY
-  bool failed_job;       // this incarnation failed a job (the input's doing)
-  struct pool_job *job;  // in flight
-  // Failed with -ECANCELED: the worker is ending, and the event that says
-  // how follows at once (host.c cancels requests, then reports); the job's
-  // `done` waits for it so that it can say why.
-  struct pool_job *ending;
-  unsigned jobs;         // done by this worker
-  bool recycling;        // asked to shut down, replaced when CLOSED
+  bool failed_job;       // this incarnation ended with a job
+  bool retired;          // killed by the pool (after its job, or closing)
+  unsigned jobs;         // done by this incarnation
   uint64_t cpu_checked;  // loop time (ms) of the last CPU reading
-  uint64_t respawn_at;   // loop time to refill the empty slot; 0: none
-  unsigned idle_ends;    // endings without a job since its last success
 };
 
 struct capsa__pool_impl {
@@ -54,12 +67,14 @@ struct capsa__pool_impl {
   capsa_pool_options_t o;
   bool started, closing, gave_up;
   capsa_pool_close_cb close_cb;
-  uv_timer_t respawn;  // refills empty slots when their backoff is over
+  uv_timer_t respawn;  // spawns what is missing once a backoff is over
   uv_timer_t later;    // reports deferred outcomes from the loop
   int open_timers;
-  struct pool_worker w[CAPSA_POOL_MAX_WORKERS];
+  struct pool_proc procs[POOL_MAX_PROCS];
   struct pool_job *head, *tail;
   struct pool_job *deferred;
+  uint64_t respawn_at;      // loop ms before which nothing is spawned; 0: now
+  unsigned idle_ends;       // workers in a row that ended without a job
   unsigned start_failures;  // in a row, pool-wide
   char last_start_failure[POOL_REASON_MAX];
   char error[POOL_REASON_MAX];  // why it gave up
@@ -75,17 +90,19 @@ void capsa_pool_options_init(capsa_pool_options_t *o) {
   o->respawn_backoff_ms = 100;
 }
 
-static unsigned live_workers(const struct capsa__pool_impl *p) {
-  unsigned n = 0;
-  for (unsigned i = 0; i < p->o.workers; i++) n += p->w[i].r != NULL;
-  return n;
+static bool one_job(const struct capsa__pool_impl *p) {
+  return p->o.isolation == CAPSA_POOL_ONE_JOB_PER_PROCESS;
 }
 
-static bool respawn_pending(const struct capsa__pool_impl *p) {
-  for (unsigned i = 0; i < p->o.workers; i++)
-    if (!p->w[i].r && p->w[i].respawn_at) return true;
-  return false;
+static unsigned count(const struct capsa__pool_impl *p, unsigned states) {
+  unsigned n = 0;
+  for (unsigned i = 0; i < POOL_MAX_PROCS; i++)
+    n += (states >> p->procs[i].state) & 1u;
+  return n;
 }
+#define BIT(s) (1u << (s))
+#define ALIVE (BIT(P_STARTING) | BIT(P_IDLE) | BIT(P_BUSY))
+#define ANY (ALIVE | BIT(P_ENDING))
 
 static const char *kind_name(const struct capsa__pool_impl *p) {
   return p->host->impl->kinds[p->kind].name;
@@ -115,27 +132,38 @@ static void describe_ending(char *buf, const capsa_host_event_t *ev) {
     format(buf, "%s", name);
 }
 
-static void finish_job(struct pool_job *j, capsa_pool_result_t *res) {
+// Calls done() with what the job holds (and `reply`, borrowed, if any).
+static void finish(struct pool_job *j, capsa_renderer_t *r,
+                   capsa_msg_t *reply) {
   struct capsa__pool_impl *p = j->p;
-  if (res->status == 0)
+  if (j->status == 0)
     p->st.completed++;
   else
     p->st.failed++;
-  if (!res->reason) res->reason = "";
-  j->done(p->pub, res, j->arg);
+  if (!reply && j->reply.kept) reply = &j->reply.msg;
+  capsa_pool_result_t res = {.status = j->status,
+                             .worker = r,
+                             .reply = j->status == 0 ? reply : NULL,
+                             .ended = j->ended,
+                             .signal = j->signal,
+                             .exit_status = j->exit_status,
+                             .reason = j->status == 0 ? "" : j->reason};
+  j->done(p->pub, &res, j->arg);
+  capsa__kept_reply_release(&j->reply);
   free(j);
 }
 
-static void finish_simple(struct pool_job *j, capsa_renderer_t *r, int status,
-                          const char *reason) {
-  capsa_pool_result_t res = {.status = status, .worker = r, .reason = reason};
-  finish_job(j, &res);
+static void fail(struct pool_job *j, int status, const char *reason) {
+  j->status = status;
+  format(j->reason, "%s", reason);
+  finish(j, NULL, NULL);
 }
 
 static void dispatch(struct capsa__pool_impl *p);
+static void top_up(struct capsa__pool_impl *p);
 
-// Whether the worker should make way for a fresh process now.
-static bool worn_out(const struct capsa__pool_impl *p, struct pool_worker *w) {
+// Whether a shared worker should make way for a fresh process now.
+static bool worn_out(const struct capsa__pool_impl *p, struct pool_proc *w) {
   if (p->o.recycle_after_jobs && w->jobs >= p->o.recycle_after_jobs)
     return true;
   if (p->o.recycle_after_cpu_ms) {
@@ -156,60 +184,102 @@ static bool worn_out(const struct capsa__pool_impl *p, struct pool_worker *w) {
   return false;
 }
 
+// Kills the worker (not asked: a compromised one would not go) and keeps
+// its job, if any, until the process is gone; a replacement starts now.
+static void retire(struct pool_proc *w, const char *why) {
+  struct capsa__pool_impl *p = w->p;
+  w->state = P_ENDING;
+  w->retired = true;  // before the kill: its KILLED event is reported inside
+  p->st.recycled++;
+  capsa__renderer_retire(w->r, why);
+  top_up(p);
+}
+
 static void on_reply(capsa_renderer_t *r, int status, capsa_msg_t *reply,
                      void *arg) {
   struct pool_job *j = arg;
-  struct pool_worker *w = j->w;
   struct capsa__pool_impl *p = j->p;
+  struct pool_proc *w = r->observer_ctx;
+  bool keep = r->h->kinds[r->kind].keep_on_request_timeout;
   w->job = NULL;
   w->jobs++;
-  bool keep = r->h->kinds[r->kind].keep_on_request_timeout;
-  if (status == -ECANCELED && !p->closing) {
-    // The worker is ending: its ending event follows and says why.
-    w->ready = false;
-    w->failed_job = true;
-    w->ending = j;
+  j->status = status;
+  if (status == 0) {
+    p->idle_ends = 0;
+    bool last = one_job(p) || (!p->closing && worn_out(p, w));
+    if (!last) {
+      w->state = P_IDLE;
+      finish(j, r, reply);
+      if (p->closing && w->state == P_IDLE) {
+        // Closing: it leaves cleanly now that its job is done.
+        w->state = P_ENDING;
+        w->retired = true;
+        if (capsa_renderer_shutdown(r, p->o.shutdown_timeout_ms) < 0)
+          capsa_renderer_kill(r);
+      }
+      dispatch(p);
+      return;
+    }
+    // Its last job: reported once the process is gone, with a copy of the
+    // reply (the channel's lives only during this call).
+    int err = capsa__kept_reply_take(reply, &j->reply);
+    if (err < 0) {
+      j->status = err;
+      format(j->reason, "keeping the reply: %s", strerror(-err));
+    }
+    w->job = j;
+    retire(w, one_job(p) ? "one job per process: retired by the pool"
+                         : "recycled by the pool");
+    dispatch(p);
     return;
   }
-  if (status == 0) {
-    w->idle_ends = 0;
-    capsa_pool_result_t res = {.worker = r, .reply = reply};
-    finish_job(j, &res);
-  } else if (status == -ETIMEDOUT) {
-    // Killed for it right after this returns, unless the kind keeps it.
-    if (!keep) {
-      w->ready = false;
-      w->failed_job = true;
-    }
-    char why[POOL_REASON_MAX];
-    format(why, "deadline: no reply within %llu ms (%s)",
+  if (status == -ECANCELED) {
+    // The worker is ending (or the pool closing): its ending event follows
+    // at once and says why; done() waits until the process is gone.
+    format(
+        j->reason, "%s",
+        p->closing ? "the pool is closing" : "the worker ended with the job");
+    w->failed_job = true;
+    w->state = P_ENDING;
+    w->job = j;
+    return;
+  }
+  if (status == -ETIMEDOUT) {
+    format(j->reason, "deadline: no reply within %llu ms (%s)",
            (unsigned long long)j->timeout_ms,
-           keep ? "the worker is kept" : "the worker is killed and replaced");
-    finish_simple(j, r, status, why);
-  } else {
-    w->ready = false;
-    finish_simple(j, r, status,
-                  p->closing ? "the pool is closing" : strerror(-status));
+           keep && !one_job(p) ? "the worker is kept"
+                               : "the worker is killed and replaced");
+    if (!keep || one_job(p)) {
+      // Killed for it as this returns (or by us): wait until it is gone.
+      w->failed_job = true;
+      w->job = j;
+      if (keep)
+        retire(w, "one job per process: retired by the pool");
+      else
+        w->state = P_ENDING;
+      return;
+    }
+    w->state = P_IDLE;
+    finish(j, r, NULL);
+    dispatch(p);
+    return;
   }
-  if (w->ready && !p->closing && worn_out(p, w)) {
-    w->ready = false;
-    w->recycling = true;
-    if (capsa_renderer_shutdown(w->r, p->o.shutdown_timeout_ms) < 0)
-      capsa_renderer_kill(w->r);
-  }
-  dispatch(p);
+  // No other outcome is known: do not trust the worker with another job.
+  format(j->reason, "%s", strerror(-status));
+  w->failed_job = true;
+  w->job = j;
+  retire(w, "its job failed");
 }
 
 // Sends job j to idle worker w. 0, or the error with j->reason set (the
 // job is not consumed).
-static int send_job(struct pool_worker *w, struct pool_job *j) {
+static int send_job(struct pool_proc *w, struct pool_job *j) {
   capsa_msg_t m;
   capsa_msg_init(&m, CAPSA_MSG_NONE);
   int err = j->fill(w->p->pub, w->r, &m, j->arg);
   if (err < 0) {
     format(j->reason, "fill failed: %s", strerror(-err));
   } else {
-    j->w = w;
     err = capsa_renderer_request(w->r, &m, j->timeout_ms, on_reply, j);
     if (err < 0) {
       const char *why = capsa_renderer_send_error(w->r);
@@ -221,12 +291,14 @@ static int send_job(struct pool_worker *w, struct pool_job *j) {
     return err;
   }
   w->job = j;
+  w->state = P_BUSY;
   return 0;
 }
 
-static struct pool_worker *idle_worker(struct capsa__pool_impl *p) {
-  for (unsigned i = 0; i < p->o.workers; i++)
-    if (p->w[i].r && p->w[i].ready && !p->w[i].job) return &p->w[i];
+static struct pool_proc *idle_worker(struct capsa__pool_impl *p) {
+  if (one_job(p) && count(p, BIT(P_BUSY)) >= p->o.workers) return NULL;
+  for (unsigned i = 0; i < POOL_MAX_PROCS; i++)
+    if (p->procs[i].state == P_IDLE) return &p->procs[i];
   return NULL;
 }
 
@@ -236,23 +308,32 @@ static void fail_queue(struct capsa__pool_impl *p, int status,
     struct pool_job *j = p->head;
     p->head = j->next;
     p->st.queued--;
-    finish_simple(j, NULL, status, reason);
+    fail(j, status, reason);
   }
   p->tail = NULL;
 }
 
+static bool respawn_pending(const struct capsa__pool_impl *p) {
+  return p->respawn_at != 0 && !p->gave_up && !p->closing;
+}
+
 static void dispatch(struct capsa__pool_impl *p) {
-  struct pool_worker *w;
+  struct pool_proc *w;
   while (p->head && (w = idle_worker(p)) != NULL) {
     struct pool_job *j = p->head;
     p->head = j->next;
     if (!p->head) p->tail = NULL;
     p->st.queued--;
     int err = send_job(w, j);
-    if (err < 0) finish_simple(j, w->r, err, j->reason);
+    if (err < 0) {
+      j->status = err;
+      finish(j, w->r, NULL);
+    } else if (one_job(p)) {
+      top_up(p);  // its successor starts while it works
+    }
   }
   // Nobody left who could take them: say so rather than wait forever.
-  if (p->head && live_workers(p) == 0 && !respawn_pending(p))
+  if (p->head && count(p, ALIVE) == 0 && !respawn_pending(p))
     fail_queue(p, -ENOTCONN,
                p->error[0] ? p->error : "the pool has no worker left");
 }
@@ -263,167 +344,146 @@ static void give_up(struct capsa__pool_impl *p) {
          "workers of kind '%s' end before READY (%u in a row); the "
          "last: %s",
          kind_name(p), p->start_failures, p->last_start_failure);
-  for (unsigned i = 0; i < p->o.workers; i++) p->w[i].respawn_at = 0;
+  p->respawn_at = 0;
   fail_queue(p, -ENOTCONN, p->error);
 }
 
 // One more worker that never became READY (or never spawned).
 static void start_failed(struct capsa__pool_impl *p, const char *why) {
-  snprintf(p->last_start_failure, sizeof p->last_start_failure, "%s", why);
+  format(p->last_start_failure, "%s", why);
   if (++p->start_failures >= p->o.max_start_failures && !p->gave_up) give_up(p);
 }
 
-static void maybe_closed(struct capsa__pool_impl *p);
 static void observe(capsa_renderer_t *r, const capsa_host_event_t *ev,
                     void *ctx);
 
-static int spawn_into(struct pool_worker *w) {
-  struct capsa__pool_impl *p = w->p;
+static int spawn_one(struct capsa__pool_impl *p) {
+  struct pool_proc *w = NULL;
+  for (unsigned i = 0; i < POOL_MAX_PROCS && !w; i++)
+    if (p->procs[i].state == P_FREE) w = &p->procs[i];
+  if (!w) return -EAGAIN;  // every slot holds a process still ending
   capsa_renderer_t *r = NULL;
   int err = capsa_host_spawn(p->host, p->kind, NULL, &r);
   if (err < 0) return err;
+  memset(w, 0, sizeof *w);
+  w->p = p;
   w->r = r;
-  w->ready = false;
-  w->was_ready = false;
-  w->failed_job = false;
-  w->job = NULL;
-  w->ending = NULL;
-  w->jobs = 0;
-  w->cpu_checked = 0;
-  w->recycling = false;
-  w->respawn_at = 0;
+  w->state = P_STARTING;
   r->observer = observe;
   r->observer_ctx = w;
   return 0;
 }
 
-static void on_respawn(uv_timer_t *t);
-
-static void arm_respawn(struct capsa__pool_impl *p) {
-  uint64_t next = 0;
-  for (unsigned i = 0; i < p->o.workers; i++) {
-    uint64_t at = p->w[i].r ? 0 : p->w[i].respawn_at;
-    if (at && (!next || at < next)) next = at;
-  }
-  if (!next) {
-    uv_timer_stop(&p->respawn);
-    return;
-  }
-  uint64_t now = uv_now(p->host->impl->loop);
-  uv_timer_start(&p->respawn, on_respawn, next > now ? next - now : 0, 0);
+static uint64_t backoff_ms(const struct capsa__pool_impl *p) {
+  unsigned shift = p->idle_ends < 16 ? p->idle_ends : 16;
+  uint64_t d = (uint64_t)p->o.respawn_backoff_ms << shift;
+  return d < POOL_BACKOFF_CAP_MS ? d : POOL_BACKOFF_CAP_MS;
 }
 
 static void on_respawn(uv_timer_t *t) {
   struct capsa__pool_impl *p = t->data;
-  uint64_t now = uv_now(p->host->impl->loop);
-  for (unsigned i = 0; i < p->o.workers && !p->gave_up && !p->closing; i++) {
-    struct pool_worker *w = &p->w[i];
-    if (w->r || !w->respawn_at || w->respawn_at > now) continue;
-    int err = spawn_into(w);
-    if (err == 0) {
-      p->st.replaced++;
-      continue;
-    }
-    char why[POOL_REASON_MAX];
-    format(why, "spawn: %s", strerror(-err));
-    w->idle_ends++;
-    unsigned shift = w->idle_ends < 16 ? w->idle_ends : 16;
-    uint64_t delay =
-        (uint64_t)(p->o.respawn_backoff_ms ? p->o.respawn_backoff_ms : 1)
-        << shift;
-    w->respawn_at =
-        now + (delay < POOL_BACKOFF_CAP_MS ? delay : POOL_BACKOFF_CAP_MS);
-    start_failed(p, why);
-  }
-  p->st.workers = live_workers(p);
-  if (p->gave_up || p->closing) {
-    for (unsigned i = 0; i < p->o.workers; i++) p->w[i].respawn_at = 0;
-    if (p->closing) maybe_closed(p);
-  }
-  arm_respawn(p);
+  p->respawn_at = 0;
+  top_up(p);
   dispatch(p);
 }
 
-// The slot's worker is gone for good (CLOSED, not recycled): a new process
-// takes its place, at once when it ended with a job (that input's doing:
-// the job already failed), after a growing backoff when it ended idle.
-static void schedule_respawn(struct capsa__pool_impl *p, struct pool_worker *w,
-                             bool ended_with_job) {
-  if (p->closing || p->gave_up || p->host->impl->closing) return;
-  uint64_t delay = 0;
-  if (!ended_with_job) {
-    unsigned shift = w->idle_ends < 16 ? w->idle_ends : 16;
-    w->idle_ends++;
-    delay = (uint64_t)p->o.respawn_backoff_ms << shift;
-    if (delay > POOL_BACKOFF_CAP_MS) delay = POOL_BACKOFF_CAP_MS;
+// Spawns what the pool is missing: `workers` processes alive (shared), or
+// `workers` waiting for a job besides those working (one job per process).
+static void top_up(struct capsa__pool_impl *p) {
+  if (!p->started || p->closing || p->gave_up || p->host->impl->closing) return;
+  uint64_t now = uv_now(p->host->impl->loop);
+  if (p->respawn_at > now) {
+    uv_timer_start(&p->respawn, on_respawn, p->respawn_at - now, 0);
+    return;
   }
-  w->respawn_at = uv_now(p->host->impl->loop) + delay;
-  if (w->respawn_at == 0) w->respawn_at = 1;
-  arm_respawn(p);
+  unsigned states = one_job(p) ? BIT(P_STARTING) | BIT(P_IDLE) : ALIVE;
+  while (count(p, states) < p->o.workers && !p->gave_up) {
+    int err = spawn_one(p);
+    if (err == 0) continue;
+    if (err == -EAGAIN && count(p, BIT(P_ENDING)) > 0) return;  // at CLOSED
+    char why[POOL_REASON_MAX];
+    format(why, "spawn: %s", strerror(-err));
+    start_failed(p, why);
+    p->idle_ends++;
+    p->respawn_at = now + backoff_ms(p);
+    uv_timer_start(&p->respawn, on_respawn, p->respawn_at - now, 0);
+    return;
+  }
+  p->st.workers = count(p, ALIVE);
+}
+
+static void maybe_closed(struct capsa__pool_impl *p);
+
+// The process that served `w`'s job is gone: report the job.
+static void release_job(struct pool_proc *w, capsa_renderer_t *r) {
+  struct pool_job *j = w->job;
+  w->job = NULL;
+  if (j) finish(j, r, NULL);
 }
 
 static void observe(capsa_renderer_t *r, const capsa_host_event_t *ev,
                     void *ctx) {
-  struct pool_worker *w = ctx;
+  struct pool_proc *w = ctx;
   struct capsa__pool_impl *p = w->p;
   switch (ev->type) {
     case CAPSA_EV_READY:
-      w->ready = !w->recycling && !p->closing;
       w->was_ready = true;
       w->failed_job = false;
       w->jobs = 0;  // a new incarnation
       w->cpu_checked = 0;
       p->start_failures = 0;
+      if (w->state != P_STARTING) break;  // retired before it was READY
+      if (p->closing) {
+        capsa_renderer_kill(r);
+        break;
+      }
+      w->state = P_IDLE;
       dispatch(p);
       break;
-    case CAPSA_EV_RESTARTED:
-      w->was_ready = false;  // the host's restart: a new incarnation starts
+    case CAPSA_EV_RESTARTED:  // the kind's own restart: the process is gone
+      release_job(w, r);
+      w->state = P_STARTING;
+      w->was_ready = false;
       break;
-    case CAPSA_EV_CLOSED: {
-      bool refill = w->recycling && !p->closing;
-      bool with_job = w->failed_job;
-      w->r = NULL;
-      w->ready = false;
+    case CAPSA_EV_CLOSED:
+      release_job(w, r);
       r->observer = NULL;
-      if (w->ending) {  // no ending event came: say what is known
-        struct pool_job *j = w->ending;
-        w->ending = NULL;
-        finish_simple(j, r, -ECANCELED, "the worker ended with the job");
+      w->state = P_FREE;
+      w->r = NULL;
+      if (!w->retired && !p->closing) {
+        // Ended by itself: replaced at once when a job failed with it (that
+        // input's doing), after a growing backoff when it ended idle.
+        p->st.replaced++;
+        if (!w->failed_job) {
+          uint64_t d = backoff_ms(p);
+          p->idle_ends++;
+          uint64_t at = uv_now(p->host->impl->loop) + d;
+          if (d && at > p->respawn_at) p->respawn_at = at;
+        }
       }
-      if (refill) {
-        if (spawn_into(w) == 0)
-          p->st.recycled++;
-        else
-          schedule_respawn(p, w, false);
-      } else {
-        schedule_respawn(p, w, with_job);
-      }
-      p->st.workers = live_workers(p);
+      top_up(p);
+      p->st.workers = count(p, ALIVE);
       if (p->closing)
         maybe_closed(p);
       else
         dispatch(p);
       break;
-    }
     case CAPSA_EV_MESSAGE:
     case CAPSA_EV_LOG:
       break;
     default: {  // how an incarnation ended: no work until READY again
       char why[POOL_REASON_MAX];
       describe_ending(why, ev);
-      w->ready = false;
-      if (w->ending) {
-        struct pool_job *j = w->ending;
-        w->ending = NULL;
-        capsa_pool_result_t res = {.status = -ECANCELED,
-                                   .worker = r,
-                                   .ended = ev->type,
-                                   .signal = ev->signal,
-                                   .exit_status = ev->status,
-                                   .reason = why};
-        finish_job(j, &res);
+      bool ours = w->retired;
+      if (w->job && w->job->status != 0) {
+        struct pool_job *j = w->job;
+        j->ended = ev->type;
+        j->signal = ev->signal;
+        j->exit_status = ev->status;
+        if (j->status == -ECANCELED) format(j->reason, "%s", why);
       }
-      if (!p->closing && !w->recycling && !p->host->impl->closing &&
+      if (!ours) w->state = P_ENDING;
+      if (!p->closing && !ours && !p->host->impl->closing &&
           (!w->was_ready || ev->type == CAPSA_EV_SPAWN_FAILED))
         start_failed(p, why);
       break;
@@ -443,7 +503,9 @@ int capsa_pool_init(capsa_host_t *host, capsa_pool_t *pool, int kind,
   else
     capsa_pool_options_init(&opts);
   if (opts.workers == 0 || opts.workers > CAPSA_POOL_MAX_WORKERS ||
-      opts.max_queued == 0 || opts.max_start_failures == 0)
+      opts.max_queued == 0 || opts.max_start_failures == 0 ||
+      (opts.isolation != CAPSA_POOL_SHARED_WORKERS &&
+       opts.isolation != CAPSA_POOL_ONE_JOB_PER_PROCESS))
     return -EINVAL;
   struct capsa__pool_impl *p = calloc(1, sizeof *p);
   if (!p) return -ENOMEM;
@@ -451,7 +513,7 @@ int capsa_pool_init(capsa_host_t *host, capsa_pool_t *pool, int kind,
   p->host = host;
   p->kind = kind;
   p->o = opts;
-  for (unsigned i = 0; i < CAPSA_POOL_MAX_WORKERS; i++) p->w[i].p = p;
+  for (unsigned i = 0; i < POOL_MAX_PROCS; i++) p->procs[i].p = p;
   uv_timer_init(h->loop, &p->respawn);
   uv_timer_init(h->loop, &p->later);
   p->respawn.data = p;
@@ -466,9 +528,16 @@ int capsa_pool_start(capsa_pool_t *pool) {
   struct capsa__pool_impl *p = pool->impl;
   if (p->started || p->closing) return -EINVAL;
   for (unsigned i = 0; i < p->o.workers; i++) {
-    int err = spawn_into(&p->w[i]);
+    int err = spawn_one(p);
     if (err < 0) {
-      for (unsigned k = 0; k < i; k++) capsa_renderer_kill(p->w[k].r);
+      for (unsigned k = 0; k < POOL_MAX_PROCS; k++) {
+        struct pool_proc *w = &p->procs[k];
+        if (w->state == P_FREE) continue;
+        w->r->observer = NULL;
+        capsa_renderer_kill(w->r);
+        w->state = P_FREE;
+        w->r = NULL;
+      }
       return err;
     }
   }
@@ -482,7 +551,7 @@ static void on_later(uv_timer_t *t) {
   while (p->deferred) {
     struct pool_job *j = p->deferred;
     p->deferred = j->next;
-    finish_simple(j, NULL, j->status, j->reason);
+    finish(j, NULL, NULL);
   }
 }
 
@@ -492,7 +561,7 @@ int capsa_pool_submit(capsa_pool_t *pool, uint64_t timeout_ms,
   if (!pool || !pool->impl || !fill || !done) return -EINVAL;
   struct capsa__pool_impl *p = pool->impl;
   if (!p->started || p->closing || p->gave_up) return -ENOTCONN;
-  if (live_workers(p) == 0 && !respawn_pending(p)) return -ENOTCONN;
+  if (count(p, ALIVE) == 0 && !respawn_pending(p)) return -ENOTCONN;
   if (p->st.queued >= p->o.max_queued) return -EBUSY;
   struct pool_job *j = calloc(1, sizeof *j);
   if (!j) return -ENOMEM;
@@ -502,7 +571,7 @@ int capsa_pool_submit(capsa_pool_t *pool, uint64_t timeout_ms,
   j->arg = arg;
   j->p = p;
   p->st.submitted++;
-  struct pool_worker *w = p->head ? NULL : idle_worker(p);
+  struct pool_proc *w = p->head ? NULL : idle_worker(p);
   if (w) {
     int err = send_job(w, j);
     if (err < 0) {
@@ -512,6 +581,8 @@ int capsa_pool_submit(capsa_pool_t *pool, uint64_t timeout_ms,
       j->next = p->deferred;
       p->deferred = j;
       uv_timer_start(&p->later, on_later, 0, 0);
+    } else if (one_job(p)) {
+      top_up(p);
     }
     return 0;
   }
@@ -535,10 +606,8 @@ int capsa_pool_get_stats(const capsa_pool_t *pool, capsa_pool_stats_t *out) {
   if (!pool || !pool->impl || !out) return -EINVAL;
   const struct capsa__pool_impl *p = pool->impl;
   *out = p->st;
-  out->workers = live_workers(p);
-  out->idle = 0;
-  for (unsigned i = 0; i < p->o.workers; i++)
-    out->idle += p->w[i].r && p->w[i].ready && !p->w[i].job;
+  out->workers = count(p, ALIVE);
+  out->idle = count(p, BIT(P_IDLE));
   return 0;
 }
 
@@ -553,7 +622,7 @@ static void on_timer_closed(uv_handle_t *hd) {
 }
 
 static void maybe_closed(struct capsa__pool_impl *p) {
-  if (!p->closing || live_workers(p) != 0) return;
+  if (!p->closing || count(p, ANY) != 0) return;
   if (uv_is_closing((uv_handle_t *)&p->later)) return;
   on_later(&p->later);  // what was deferred is reported before the close
   uv_close((uv_handle_t *)&p->respawn, on_timer_closed);
@@ -566,15 +635,19 @@ void capsa_pool_close(capsa_pool_t *pool, capsa_pool_close_cb cb) {
   if (p->closing) return;
   p->closing = true;
   p->close_cb = cb;
-  fail_queue(p, -ECANCELED, "the pool is closing");
-  for (unsigned i = 0; i < p->o.workers; i++) {
-    struct pool_worker *w = &p->w[i];
-    w->respawn_at = 0;
-    if (!w->r) continue;
-    w->ready = false;
-    if (capsa_renderer_shutdown(w->r, p->o.shutdown_timeout_ms) < 0)
-      capsa_renderer_kill(w->r);  // not READY (starting, restarting)
-  }
   uv_timer_stop(&p->respawn);
+  fail_queue(p, -ECANCELED, "the pool is closing");
+  for (unsigned i = 0; i < POOL_MAX_PROCS; i++) {
+    struct pool_proc *w = &p->procs[i];
+    if (w->state == P_FREE || w->state == P_ENDING) continue;
+    if (w->state == P_BUSY) continue;  // its job finishes, then it goes
+    // Idle or starting: it has seen nothing the pool still owes anyone.
+    bool idle = w->state == P_IDLE;
+    w->state = P_ENDING;
+    w->retired = true;
+    if (!idle || one_job(p) ||
+        capsa_renderer_shutdown(w->r, p->o.shutdown_timeout_ms) < 0)
+      capsa_renderer_kill(w->r);
+  }
   maybe_closed(p);
 }

@@ -166,6 +166,19 @@ int capsa_shm_write(capsa_shm_region_t *r, size_t offset, const void *src,
   return 0;
 }
 
+int capsa_shm_clear(capsa_shm_region_t *r) {
+  if (!r) return -EINVAL;
+  if (r->fd >= 0) {
+    if (fallocate(r->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+                  (off_t)r->size) == 0)
+      return 0;
+    if (errno != EPERM || !r->writable) return neg_errno();
+  }
+  if (!r->writable || !r->base) return r->fd >= 0 ? -EPERM : -EBADF;
+  memset(r->base, 0, r->size);
+  return 0;
+}
+
 int capsa_shm_release_fd(capsa_shm_region_t *r) {
   if (!r || r->fd < 0) return -EBADF;
   int fd = r->fd;

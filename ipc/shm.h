@@ -139,6 +139,16 @@ int capsa_shm_read(const capsa_shm_region_t *r, size_t offset, void *dst,
 int capsa_shm_write(capsa_shm_region_t *r, size_t offset, const void *src,
                     size_t len);
 
+// Zeroes the whole region, also one this process may not write through its
+// mapping (CAPSA_SHM_PEER_WRITES: the peer's output): its pages are dropped
+// (fallocate PUNCH_HOLE) and read back as zeros, or, where a write seal
+// refuses that, overwritten through this process's writable mapping. For
+// reusing a region for another job once every process that held it is
+// gone: what the last one wrote must not reach the next. Returns 0, -EBADF
+// (no descriptor and no writable mapping), -EPERM (write-sealed and not
+// writable here: make a new region instead), or fallocate's -errno.
+int capsa_shm_clear(capsa_shm_region_t *r);
+
 // Hands the descriptor to the caller (e.g. to send it, then close it) and
 // keeps the mapping: the region then only needs capsa_shm_close() for the
 // mapping. Returns the fd (>= 0, now caller-owned) or -EBADF.

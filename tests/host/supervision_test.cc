@@ -494,6 +494,7 @@ struct PoolJob {
   int signal = 0;
   std::string reason;
   int fifo = -1;  // attached as a file handle instead of the job's data
+  bool gone_at_done = false;  // the worker's process no longer existed
 };
 
 int FillJob(capsa_pool_t *, capsa_renderer_t *worker, capsa_msg_t *m,
@@ -523,6 +524,9 @@ void JobDone(capsa_pool_t *, const capsa_pool_result_t *res, void *arg) {
   j->ended = res->ended;
   j->signal = res->signal;
   j->reason = res->reason;
+  // The process that took the job (after a restart the handle has another).
+  j->gone_at_done =
+      j->filled_for > 0 && kill(j->filled_for, 0) < 0 && errno == ESRCH;
   if (res->reply) j->reply = capsa_test::JobDoneData(res->reply);
 }
 
@@ -560,9 +564,10 @@ class Pool : public Supervision {
   bool pool_closed_ = false;
 };
 
-TEST_F(Pool, ServesABatchOnEveryWorker) {
+TEST_F(Pool, SharedWorkersServeABatchOnEveryWorker) {
   capsa_pool_options_t po;
   capsa_pool_options_init(&po);
+  po.isolation = CAPSA_POOL_SHARED_WORKERS;
   po.workers = 4;
   StartPool(&po);
   std::vector<PoolJob> jobs(40);
@@ -619,9 +624,12 @@ TEST_F(Pool, TheQueueIsBoundedAndBadCallsFailWithoutCallingBack) {
   EXPECT_EQ(-EINVAL, capsa_pool_init(&host_, &p2, 99, nullptr));
 }
 
-TEST_F(Pool, WorkersAreRecycledAfterNJobsWithACleanShutdown) {
+// Recycling kills (a compromised worker would ignore a polite request and
+// keep its mappings): the last job's done() comes once the process is gone.
+TEST_F(Pool, SharedWorkersAreKilledAfterNJobsAndGoneBeforeTheLastIsDone) {
   capsa_pool_options_t po;
   capsa_pool_options_init(&po);
+  po.isolation = CAPSA_POOL_SHARED_WORKERS;
   po.workers = 1;
   po.recycle_after_jobs = 3;
   StartPool(&po);
@@ -637,14 +645,19 @@ TEST_F(Pool, WorkersAreRecycledAfterNJobsWithACleanShutdown) {
     pids.insert(j.pid);
   }
   EXPECT_EQ(3u, pids.size()) << "three jobs per process";
-  EXPECT_GE(Count(CAPSA_EV_SHUTDOWN), 2u) << order_;
-  EXPECT_EQ(0u, Count(CAPSA_EV_CRASHED) + Count(CAPSA_EV_KILLED)) << order_;
+  for (unsigned i = 2; i < jobs.size(); i += 3)
+    EXPECT_TRUE(jobs[i].gone_at_done) << "job " << i << " on " << jobs[i].pid;
+  EXPECT_FALSE(jobs[0].gone_at_done);
+  EXPECT_GE(Count(CAPSA_EV_KILLED), 2u) << order_;
+  EXPECT_EQ("recycled by the pool", Find(CAPSA_EV_KILLED)->text);
+  EXPECT_EQ(0u, Count(CAPSA_EV_CRASHED) + Count(CAPSA_EV_SHUTDOWN)) << order_;
   EXPECT_GE(Stats().recycled, 2u);
 }
 
-TEST_F(Pool, WorkersAreRecycledAfterTheirCpuBudget) {
+TEST_F(Pool, SharedWorkersAreRecycledAfterTheirCpuBudget) {
   capsa_pool_options_t po;
   capsa_pool_options_init(&po);
+  po.isolation = CAPSA_POOL_SHARED_WORKERS;
   po.workers = 1;
   po.recycle_after_cpu_ms = 150;
   StartPool(&po);
@@ -657,12 +670,14 @@ TEST_F(Pool, WorkersAreRecycledAfterTheirCpuBudget) {
   EXPECT_EQ(0, b.status);
   EXPECT_NE(a.pid, b.pid) << "a fresh worker took the next job";
   EXPECT_EQ(1u, Stats().recycled);
-  EXPECT_EQ(1u, Count(CAPSA_EV_SHUTDOWN)) << order_;
+  EXPECT_TRUE(a.gone_at_done);
+  EXPECT_EQ(1u, Count(CAPSA_EV_KILLED)) << order_;
 }
 
 TEST_F(Pool, ADeadlineKillsTheWorkerWhichIsRestartedAndServesAgain) {
   capsa_pool_options_t po;
   capsa_pool_options_init(&po);
+  po.isolation = CAPSA_POOL_SHARED_WORKERS;
   po.workers = 1;
   StartPool(&po, [](capsa_kind_options_t *o) { o->max_restarts = 2; });
   PoolJob a("hang"), b("next");
@@ -670,9 +685,10 @@ TEST_F(Pool, ADeadlineKillsTheWorkerWhichIsRestartedAndServesAgain) {
   ASSERT_EQ(0, Submit(&b));
   ASSERT_TRUE(Run([&] { return b.done; }, 10000)) << order_;
   EXPECT_EQ(-ETIMEDOUT, a.status);
+  EXPECT_TRUE(a.gone_at_done) << "reported once the killed worker is gone";
   EXPECT_EQ(0, b.status);
   EXPECT_EQ("next", b.reply);
-  EXPECT_NE(a.pid, b.pid);
+  EXPECT_NE(a.filled_for, b.filled_for);
   EXPECT_EQ("request deadline", Find(CAPSA_EV_KILLED)->text);
   EXPECT_EQ(1u, Count(CAPSA_EV_RESTARTED)) << order_;
 }
@@ -680,6 +696,7 @@ TEST_F(Pool, ADeadlineKillsTheWorkerWhichIsRestartedAndServesAgain) {
 TEST_F(Pool, ACrashFailsOnlyItsJobWithTheReasonAndTheWorkerIsReplaced) {
   capsa_pool_options_t po;
   capsa_pool_options_init(&po);
+  po.isolation = CAPSA_POOL_SHARED_WORKERS;
   po.workers = 2;
   StartPool(&po);  // the kind's max_restarts is 0: the pool replaces
   PoolJob crash("crash"), ok("sleep 100");
@@ -698,13 +715,20 @@ TEST_F(Pool, ACrashFailsOnlyItsJobWithTheReasonAndTheWorkerIsReplaced) {
     more[i].cmd = i < 3 ? "crash" : "after " + std::to_string(i);
     ASSERT_EQ(0, Submit(&more[i])) << i;
   }
-  ASSERT_TRUE(Run([&] { return more.back().done; }, 20000)) << order_;
+  ASSERT_TRUE(Run(
+      [&] {
+        for (auto &j : more)
+          if (!j.done) return false;
+        return true;
+      },
+      20000))
+      << order_;
   for (unsigned i = 3; i < more.size(); i++) {
     EXPECT_EQ(0, more[i].status) << more[i].reason;
     EXPECT_EQ(more[i].cmd, more[i].reply);
   }
+  ASSERT_TRUE(Run([&] { return Stats().replaced == 4; }, 5000)) << order_;
   ASSERT_TRUE(Run([&] { return Stats().workers == 2; }, 5000)) << order_;
-  EXPECT_EQ(4u, Stats().replaced);
   EXPECT_STREQ("", capsa_pool_error(&pool_));
 }
 
@@ -824,9 +848,73 @@ TEST_F(Pool, ARefusedSendFailsTheJobWithTheReasonNotABareErrno) {
   close(p[1]);
 }
 
-TEST_F(Pool, CloseCancelsTheQueueAndShutsWorkersDown) {
+// The default: one job per process. Every job has a process of its own,
+// killed (never asked) after its job and gone before done() reports it;
+// successors start while their predecessors work.
+TEST_F(Pool, ByDefaultEachJobHasAProcessOfItsOwnGoneBeforeItsDone) {
   capsa_pool_options_t po;
   capsa_pool_options_init(&po);
+  EXPECT_EQ(CAPSA_POOL_ONE_JOB_PER_PROCESS, po.isolation);
+  po.workers = 2;
+  StartPool(&po);
+  std::vector<PoolJob> jobs(12);
+  for (unsigned i = 0; i < jobs.size(); i++) {
+    jobs[i].cmd = "echo " + std::to_string(i);
+    ASSERT_EQ(0, Submit(&jobs[i])) << i;
+  }
+  ASSERT_TRUE(Run(
+      [&] {
+        for (auto &j : jobs)
+          if (!j.done) return false;
+        return true;
+      },
+      30000))
+      << order_;
+  std::set<pid_t> pids;
+  for (auto &j : jobs) {
+    EXPECT_EQ(0, j.status) << j.reason;
+    EXPECT_EQ(j.cmd, j.reply) << "the reply outlives its worker";
+    EXPECT_TRUE(j.gone_at_done) << j.cmd << " on " << j.pid;
+    EXPECT_EQ(j.filled_for, j.pid);
+    pids.insert(j.pid);
+  }
+  EXPECT_EQ(jobs.size(), pids.size()) << "no process served two jobs";
+  EXPECT_EQ("one job per process: retired by the pool",
+            Find(CAPSA_EV_KILLED)->text);
+  EXPECT_EQ(0u, Count(CAPSA_EV_SHUTDOWN)) << order_;
+  capsa_pool_stats_t st = Stats();
+  EXPECT_EQ(12u, st.completed);
+  EXPECT_EQ(12u, st.recycled);
+  EXPECT_EQ(0u, st.replaced);
+  ASSERT_TRUE(Run([&] { return Stats().idle == 2; }, 10000))
+      << "the spares are READY for the next batch";
+}
+
+// One job per process keeps its promise under a deadline too: the killed
+// worker is gone before its job's done(), and the kind's keep_on_request_
+// timeout does not keep it (a process never serves a second job).
+TEST_F(Pool, OneJobPerProcessRetiresAWorkerKeptPastItsDeadline) {
+  capsa_pool_options_t po;
+  capsa_pool_options_init(&po);
+  po.workers = 1;
+  StartPool(&po,
+            [](capsa_kind_options_t *o) { o->keep_on_request_timeout = true; });
+  PoolJob a("hang"), b("after");
+  ASSERT_EQ(0, Submit(&a, 200));
+  ASSERT_EQ(0, Submit(&b));
+  ASSERT_TRUE(Run([&] { return a.done && b.done; }, 10000)) << order_;
+  EXPECT_EQ(-ETIMEDOUT, a.status);
+  EXPECT_TRUE(a.gone_at_done);
+  EXPECT_NE(std::string::npos, a.reason.find("killed and replaced"))
+      << a.reason;
+  EXPECT_EQ(0, b.status) << b.reason;
+  EXPECT_NE(a.pid, b.pid);
+}
+
+TEST_F(Pool, CloseCancelsTheQueueAndShutsSharedWorkersDown) {
+  capsa_pool_options_t po;
+  capsa_pool_options_init(&po);
+  po.isolation = CAPSA_POOL_SHARED_WORKERS;
   po.workers = 2;
   StartPool(&po);
   ASSERT_TRUE(Run([&] { return ready_ == 2; }, 10000)) << order_;

@@ -384,3 +384,51 @@ TEST(ShmRegion, UnmapKeepsTheDescriptorAndDropsTheAlias) {
 }
 
 }  // namespace
+
+namespace {
+
+bool AllZero(const capsa_shm_region_t *r) {
+  const void *p;
+  if (capsa_shm_view(r, 0, r->size, &p) < 0) return false;
+  for (size_t i = 0; i < r->size; i++)
+    if (static_cast<const uint8_t *>(p)[i] != 0) return false;
+  return true;
+}
+
+}  // namespace
+
+// A region reused for another job once its last peer is gone must not carry
+// that peer's bytes: the host clears even a region it may not write itself
+// (the peer's output), and one it filled (its tail would leak otherwise).
+TEST(Shm, ClearZeroesARegionTheHostCannotWrite) {
+  capsa_shm_region_t host, peer;
+  ASSERT_EQ(0, capsa_shm_create(3 * 4096, "out", CAPSA_SHM_PEER_WRITES, &host));
+  EXPECT_FALSE(host.writable);
+  int fd = dup(host.fd);
+  ASSERT_EQ(0,
+            capsa_shm_map_fd(fd, host.size, CAPSA_SHM_PEER_READWRITE, &peer));
+  void *dst;
+  ASSERT_EQ(0, capsa_shm_view_mut(&peer, 0, peer.size, &dst));
+  memset(dst, 'x', peer.size);
+  EXPECT_EQ(-EACCES, capsa_shm_write(&host, 0, "", 1)) << "not through capsa";
+  ASSERT_FALSE(AllZero(&host));
+  ASSERT_EQ(0, capsa_shm_close(&peer));
+  EXPECT_EQ(0, capsa_shm_clear(&host));
+  EXPECT_TRUE(AllZero(&host));
+  struct stat st;
+  ASSERT_EQ(0, fstat(host.fd, &st));
+  EXPECT_EQ((off_t)(3 * 4096), st.st_size) << "the size is sealed and kept";
+  capsa_shm_close(&host);
+
+  capsa_shm_region_t in;
+  ASSERT_EQ(0, capsa_shm_create(4096, "in", CAPSA_SHM_CREATOR_WRITES, &in));
+  ASSERT_EQ(0, capsa_shm_write(&in, 0, "secret", 6));
+  EXPECT_EQ(0, capsa_shm_clear(&in)) << "write-sealed: through the mapping";
+  EXPECT_TRUE(AllZero(&in));
+  ASSERT_EQ(0, capsa_shm_write(&in, 0, "secret", 6));
+  ASSERT_EQ(0, capsa_shm_unmap(&in));
+  EXPECT_EQ(-EPERM, capsa_shm_clear(&in))
+      << "write-sealed and no writable mapping left: a new region it is";
+  capsa_shm_close(&in);
+  EXPECT_EQ(-EINVAL, capsa_shm_clear(nullptr));
+}
