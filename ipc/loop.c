@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +46,125 @@ static int wait_fd(capsa_rloop_t *l, short events, uint64_t deadline) {
     if (r == 0) return 0;
     if (errno != EINTR) return -errno;
   }
+}
+
+// The receive slot (socket or fast path) a delivered message sits in.
+static capsa__rx_slot_t *slot_of(capsa_rloop_t *l, const capsa_msg_t *m) {
+  return m == &l->core->rx[0].msg ? &l->core->rx[0] : &l->core->rx[1];
+}
+
+// A message that arrived while a call waited: its bytes, decoded again into
+// `msg` (core messages point into `bytes`), with its descriptors and its
+// decoded interface struct moved here from the receive slot.
+struct capsa__deferred {
+  struct capsa__deferred *next;
+  capsa_msg_t msg;
+  void *iface_mem;
+  uint8_t bytes[];  // 8-aligned (follows pointers)
+};
+
+static void free_deferred(struct capsa__deferred *d) {
+  capsa_msg_close_handles(&d->msg);
+  free(d->iface_mem);
+  free(d);
+}
+
+// Keeps rx's message for later; -ENOBUFS past the bound, -ENOMEM.
+static int defer(capsa_rloop_t *l, capsa__rx_t *rx) {
+  if (l->ndeferred >= CAPSA_RLOOP_MAX_DEFERRED) {
+    snprintf(l->reason, sizeof l->reason,
+             "more than %d messages arrived during one call",
+             CAPSA_RLOOP_MAX_DEFERRED);
+    return -ENOBUFS;
+  }
+  capsa__rx_slot_t *s = slot_of(l, rx->msg);
+  struct capsa__deferred *d = malloc(sizeof *d + s->len);
+  if (d == NULL) return -ENOMEM;
+  memset(d, 0, sizeof *d);
+  memcpy(d->bytes, s->buf, s->len);
+  // The same bytes the core verified: decoding them again cannot fail.
+  capsa_msg_decode(d->bytes, s->len, &d->msg, NULL, 0);
+  if (rx->msg->type == CAPSA_MSG_INTERFACE) {
+    d->iface_mem = s->iface_mem;
+    s->iface_mem = NULL;
+    d->msg.u.iface = rx->msg->u.iface;
+  }
+  for (uint32_t i = 0; i < CAPSA_IPC_MAX_HANDLES; i++) {
+    d->msg.handles[i].fd =
+        i < rx->msg->handle_count ? rx->msg->handles[i].fd : -1;
+    if (i < rx->msg->handle_count) rx->msg->handles[i].fd = -1;
+  }
+  if (l->deferred_tail)
+    l->deferred_tail->next = d;
+  else
+    l->deferred = d;
+  l->deferred_tail = d;
+  l->ndeferred++;
+  return 0;
+}
+
+// Hands the oldest kept message to the handler. Returns its value.
+static int run_deferred(capsa_rloop_t *l) {
+  struct capsa__deferred *d = l->deferred;
+  l->deferred = d->next;
+  if (l->deferred == NULL) l->deferred_tail = NULL;
+  l->ndeferred--;
+  struct capsa__dispatching *outer = l->current;
+  l->current = NULL;  // its own copy: nothing to detach for a nested call
+  int ret = l->on_message != NULL ? l->on_message(l, &d->msg) : 0;
+  l->current = outer;
+  free_deferred(d);
+  return ret;
+}
+
+// The message a handler is given: a copy of the slot's struct, so that a
+// call inside the handler can take the slot's buffer away from it (detach)
+// and receive into the slot again while the handler still reads its own.
+struct capsa__dispatching {
+  capsa__rx_t *rx;
+  capsa_msg_t msg;
+  bool detached;
+  uint8_t *buf;     // detached: the slot's old buffer the message points into
+  void *iface_mem;  // and its decoded interface struct
+};
+
+// A call from inside a handler: the handler's message keeps its bytes, the
+// slot gets a fresh buffer and is free for the call's reply.
+static int detach_current(capsa_rloop_t *l) {
+  struct capsa__dispatching *d = l->current;
+  if (d == NULL || d->detached) return 0;
+  capsa__rx_slot_t *s = slot_of(l, d->rx->msg);
+  uint8_t *fresh = malloc(CAPSA_IPC_MAX_MESSAGE + 8);
+  if (fresh == NULL) return -ENOMEM;
+  d->buf = s->buf;
+  d->iface_mem = s->iface_mem;
+  s->buf = fresh;
+  s->iface_mem = NULL;
+  for (uint32_t i = 0; i < CAPSA_IPC_MAX_HANDLES; i++)
+    s->msg.handles[i].fd = -1;  // the handler's copy owns them
+  s->full = 0;
+  d->rx->msg = NULL;
+  d->detached = true;
+  return 0;
+}
+
+// Hands rx's message to the handler (through a copy of its struct), then
+// gives back what the handler did not take.
+static int dispatch(capsa_rloop_t *l, capsa__rx_t *rx) {
+  struct capsa__dispatching d = {.rx = rx, .msg = *rx->msg};
+  struct capsa__dispatching *outer = l->current;
+  l->current = &d;
+  int ret = l->on_message(l, &d.msg);
+  l->current = outer;
+  if (d.detached) {
+    capsa_msg_close_handles(&d.msg);
+    free(d.buf);
+    free(d.iface_mem);
+  } else {
+    for (uint32_t i = 0; i < CAPSA_IPC_MAX_HANDLES; i++)
+      rx->msg->handles[i].fd = d.msg.handles[i].fd;  // -1 where taken
+  }
+  return ret;
 }
 
 static void copy_reason(capsa_rloop_t *l) {
@@ -142,10 +263,14 @@ static int step(capsa_rloop_t *l, uint64_t deadline, uint64_t want_id,
       ret = 1;
     } else if (rx.reply.id != 0) {
       ret = 0;  // cannot happen: only capsa_rloop_call registers requests
+    } else if (want_id != 0 && rx.msg->type != CAPSA_MSG_PING &&
+               l->on_message != NULL) {
+      // A call waits: no handler runs inside the one that called.
+      ret = defer(l, &rx);
     } else if (l->on_message != NULL) {
-      ret = l->on_message(l, rx.msg);
+      ret = dispatch(l, &rx);
     }
-    capsa__core_release(l->core, &rx);
+    capsa__core_release(l->core, &rx);  // nothing when detached
     return ret;
   }
 }
@@ -155,6 +280,8 @@ int capsa_rloop_call(capsa_rloop_t *l, capsa_msg_t *msg, int timeout_ms,
   if (l == NULL || l->core == NULL || msg == NULL || reply == NULL)
     return -EINVAL;
   if (l->in_call) return -EBUSY;
+  int derr = detach_current(l);
+  if (derr < 0) return derr;
   uint64_t t = timeout_ms < 0 ? UINT64_MAX / 2 : (uint64_t)timeout_ms;
   int err = capsa__core_add_pending(l->core, msg, t, &kCallMarker, NULL);
   if (err < 0) return err;
@@ -197,6 +324,7 @@ int capsa_rloop_run_once(capsa_rloop_t *l, int timeout_ms) {
     l->stop_value = 0;
     return v;
   }
+  if (l->deferred != NULL) return run_deferred(l);  // in arrival order
   return step(l, deadline_after(timeout_ms), 0, NULL);
 }
 
@@ -214,6 +342,13 @@ int capsa_rloop_set_fastpath(capsa_rloop_t *l, const capsa_fastpath_t *fp) {
 
 void capsa_rloop_close(capsa_rloop_t *l) {
   if (l == NULL) return;
+  while (l->deferred != NULL) {
+    struct capsa__deferred *d = l->deferred;
+    l->deferred = d->next;
+    free_deferred(d);
+  }
+  l->deferred_tail = NULL;
+  l->ndeferred = 0;
   capsa__core_free(l->core);
   l->core = NULL;
   free(l->reply_buf);

@@ -44,8 +44,15 @@ extern "C" {
 
 typedef struct capsa_rloop capsa_rloop_t;
 
+// Messages a call may see arrive (and keeps) while it waits for its reply.
+#define CAPSA_RLOOP_MAX_DEFERRED 1024
+
 // Called for every message except replies to capsa_rloop_call. `msg` as in
-// ipc/uv_channel.h (valid during the call; untaken fds closed after).
+// ipc/uv_channel.h (valid during the call; untaken fds closed after). Never
+// called inside another handler: what arrives while capsa_rloop_call waits
+// for its reply is kept, in order, and handed over by capsa_rloop_run /
+// _run_once after the caller returns (PING alone is handed over at once, so
+// that a long call does not look like a hang).
 // Return 0 to go on, > 0 to make capsa_rloop_run return that value, < 0 (an
 // errno) to make it fail with it.
 typedef int (*capsa_rloop_message_cb)(capsa_rloop_t *l, capsa_msg_t *msg);
@@ -60,6 +67,10 @@ struct capsa_rloop {
   int send_timeout_ms;
   uint8_t *reply_buf;  // holds the last reply of capsa_rloop_call
   void *reply_iface;   // and its decoded interface message, if it was one
+  // Messages that arrived during a call, oldest first (ipc/loop.c).
+  struct capsa__deferred *deferred, *deferred_tail;
+  unsigned ndeferred;
+  struct capsa__dispatching *current;  // the message a handler has now
   char reason[CAPSA_IPC_REASON_MAX];
 };
 
@@ -97,8 +108,10 @@ int capsa_rloop_reply(capsa_rloop_t *l, const capsa_msg_t *request,
 // answer is kept and returned by the next capsa_rloop_run). On 0, *reply's
 // strings and bytes stay valid until the next capsa_rloop_call, and the
 // caller owns its handle descriptors. Returns 0, -ETIMEDOUT, -EBADMSG
-// (l->reason says why), -EPIPE, -EBUSY (nested call). A reply arriving after
-// the timeout is dropped silently.
+// (l->reason says why), -EPIPE, -EBUSY (nested call), -ENOBUFS (more than
+// CAPSA_RLOOP_MAX_DEFERRED messages arrived while it waited). A reply
+// arriving after the timeout is dropped silently. Safe from inside a
+// handler: nothing else is dispatched until it returns.
 int capsa_rloop_call(capsa_rloop_t *l, capsa_msg_t *msg, int timeout_ms,
                      capsa_msg_t *reply);
 

@@ -16,7 +16,6 @@ struct capsa_rctx {
   const capsa_renderer_handlers_t *h;
   capsa_sandbox_report_t sandbox;
   int handler_error;
-  int in_message;  // inside on_message
 };
 
 static int dispatch(capsa_rloop_t *l, capsa_msg_t *m) {
@@ -35,9 +34,7 @@ static int dispatch(capsa_rloop_t *l, capsa_msg_t *m) {
       break;
   }
   if (!r->h->on_message) return 0;
-  r->in_message = 1;
   int rc = r->h->on_message(r, m);
-  r->in_message = 0;
   if (rc < 0) {
     r->handler_error = rc;
     char line[128];
@@ -164,10 +161,8 @@ int capsa_rctx_reply(capsa_rctx_t *r, const capsa_msg_t *request,
 int capsa_rctx_call(capsa_rctx_t *r, capsa_msg_t *msg, int timeout_ms,
                     capsa_msg_t *reply) {
   if (!r || !msg || !reply) return -EINVAL;
-  // The renderer loop (ipc/loop.c) would deliver the message being handled
-  // a second time and fail the channel: refuse clearly instead. Calls belong
-  // in on_start (or after the handler returns).
-  if (r->in_message) return -EDEADLK;
+  // From any handler: while it waits, the loop keeps what else arrives and
+  // hands it over after the handler returns (ipc/loop.h), never inside it.
   return capsa_rloop_call(&r->loop, msg, timeout_ms, reply);
 }
 

@@ -53,6 +53,8 @@ typedef struct capsa_rctx capsa_rctx_t;
 typedef struct capsa_renderer_handlers {
   const char *kind;  // sent in HELLO
   // After HELLO, before the first message; may be NULL. Return < 0 to exit.
+  // It may call the host (capsa_rctx_call): what the host sends meanwhile
+  // reaches on_message after on_start returns, in order.
   int (*on_start)(capsa_rctx_t *r);
   // Every host message but PING and SHUTDOWN. `msg` as in ipc/loop.h (valid
   // during the call; untaken descriptors closed after). 0: go on; > 0: leave
@@ -103,8 +105,9 @@ int capsa_rctx_send(capsa_rctx_t *r, capsa_msg_t *msg);
 int capsa_rctx_reply(capsa_rctx_t *r, const capsa_msg_t *request,
                      capsa_msg_t *reply);
 // A request to the host (e.g. RESOURCE_REQUEST to the broker); *reply valid
-// until the next call on r. -EDEADLK from inside on_message: the renderer
-// loop cannot yet take a call nested in a handler (make it from on_start).
+// until the next call on r. Usable from any handler: no handler runs inside
+// another, so what arrives while the call waits is delivered after the
+// calling handler returns, in order (PING is answered at once).
 int capsa_rctx_call(capsa_rctx_t *r, capsa_msg_t *msg, int timeout_ms,
                     capsa_msg_t *reply);
 // One LOG message (renderers have no stderr of their own). 0 or -errno.

@@ -102,6 +102,26 @@ CAPSA_RENDERER_KIND(k_sup, "sup", capsa_renderer_main, &kSup)
 CAPSA_RENDERER_KIND(k_sup_flat, "sup-flat", capsa_renderer_main, &kSup)
 CAPSA_RENDERER_KIND(k_sup_pool, "sup-pool", capsa_renderer_main, &kSup)
 
+// A renderer that asks the host for something before it serves: on_start
+// waits (so that the host's first messages are already queued), then calls.
+int StarterStart(capsa_rctx_t *r) {
+  usleep(100 * 1000);
+  capsa_msg_t req, rep;
+  capsa_msg_init(&req, CAPSA_MSG_RESOURCE_REQUEST);
+  req.u.resource_request.url = "font:regular";
+  int err = capsa_rctx_call(r, &req, 2000, &rep);
+  capsa_rctx_log(r, CAPSA_LOG_INFO, "started call=%d", err);
+  return 0;
+}
+int StarterMessage(capsa_rctx_t *r, capsa_msg_t *m) {
+  if (!capsa_test::AsRun(m)) return -EPROTO;
+  capsa_rctx_log(r, CAPSA_LOG_INFO, "got %s", capsa_test::RunData(m).c_str());
+  return 0;
+}
+const capsa_renderer_handlers_t kStarter = {
+    "starter", StarterStart, StarterMessage, nullptr, capsa_test::kCommand, 1};
+CAPSA_RENDERER_KIND(k_starter, "sup-starter", capsa_renderer_main, &kStarter)
+
 // --- host side --------------------------------------------------------------
 
 struct Seen {
@@ -128,7 +148,10 @@ class Supervision : public ::testing::Test {
   }
   static void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
     auto *t = static_cast<Supervision *>(h->data);
-    if (ev->type == CAPSA_EV_LOG) return;
+    if (ev->type == CAPSA_EV_LOG) {
+      t->logs_.push_back(ev->text ? ev->text : "");
+      return;
+    }
     t->seen_.push_back({ev->type, ev->text ? ev->text : "", ev->status,
                         ev->signal, uv_now(&t->loop_)});
     t->order_ += std::string(capsa_host_event_name(ev->type)) + " ";
@@ -210,7 +233,29 @@ class Supervision : public ::testing::Test {
   bool kill_on_crash_ = false;
   int kill_in_callback_ = 1;
   int ready_oom_ = -2;
+  std::vector<std::string> logs_;
 };
+
+// What the host sends while on_start waits in a call reaches on_message
+// after on_start returns, in order: no handler runs inside another (the
+// browser outsider's renderers divided by a font width on_start had not
+// set yet).
+TEST_F(Supervision, MessagesSentDuringOnStartsCallWaitUntilItReturns) {
+  capsa_kind_options_t k;
+  capsa_kind_options_init(&k, "sup-starter", capsa_renderer_main,
+                          (void *)&kStarter);
+  capsa_test::SpeakCommand(&k);
+  int kind = capsa_host_define_kind(&host_, &k);
+  ASSERT_GE(kind, 0);
+  capsa_renderer_t *r = Start(kind);
+  ASSERT_NE(nullptr, r);
+  ASSERT_EQ(0, capsa_test::SendRun(r, "first"));
+  ASSERT_EQ(0, capsa_test::SendRun(r, "second"));
+  ASSERT_TRUE(Run([&] { return logs_.size() >= 3; }, 10000)) << order_;
+  EXPECT_EQ("started call=0", logs_[0]);
+  EXPECT_EQ("got first", logs_[1]);
+  EXPECT_EQ("got second", logs_[2]);
+}
 
 std::string OomScoreAdj(pid_t pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/oom_score_adj";
