@@ -76,6 +76,9 @@ typedef struct capsa__chan_core {
   capsa__rx_slot_t rx[2];  // [0] socket, [1] fast path
   uint8_t *tx;             // encode scratch, CAPSA_IPC_MAX_MESSAGE bytes
   int broken;              // sticky error once bad or closed
+  // A send found the peer gone (EPIPE, ECONNRESET): no more sends, but what
+  // it sent before it went is still read, to EOF, before the close.
+  int send_closed;
   char reason[CAPSA_IPC_REASON_MAX];
   // Why the last send this side tried was refused ("" after one that went):
   // the sender's own mistake (a handle wider than its declaration, a

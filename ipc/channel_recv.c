@@ -40,9 +40,13 @@ static int read_socket(capsa__chan_core_t *c) {
                       .msg_control = ctl.buf,
                       .msg_controllen = sizeof ctl.buf};
   ssize_t n;
+  int resets = 0;
+  // ECONNRESET: the peer closed with our messages unread. The kernel says so
+  // once, ahead of what the peer sent before it went: read on, to EOF, so
+  // that its last messages are not lost.
   do {
     n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
-  } while (n < 0 && errno == EINTR);
+  } while (n < 0 && (errno == EINTR || (errno == ECONNRESET && resets++ == 0)));
   if (n < 0) {
     if (errno == EAGAIN || errno == EWOULDBLOCK) return 0;
     if (errno == ECONNRESET) {

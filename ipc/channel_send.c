@@ -56,6 +56,10 @@ int capsa__core_flush(capsa__chan_core_t *c) {
     capsa__qent_t *e = c->qhead;
     int err = send_counted(c, e->bytes, e->len, e->fds, e->nfds);
     if (err == -EAGAIN) return -EAGAIN;
+    if (err == -EPIPE || err == -ECONNRESET) {
+      c->send_closed = -EPIPE;  // read on: its last messages come first
+      return -EPIPE;
+    }
     if (err < 0) {
       if (!c->broken) c->broken = err;
       return err;
@@ -96,6 +100,7 @@ int capsa__core_send(capsa__chan_core_t *c, capsa_msg_t *msg) {
     return capsa__core_refuse(c, -EPIPE, "the channel is closed");
   if (c->broken != 0 && c->broken != -EBADMSG)
     return capsa__core_refuse(c, -EPIPE, "the channel failed earlier");
+  if (c->send_closed) return capsa__core_refuse(c, -EPIPE, "the peer is gone");
   if (msg->handle_count > CAPSA_IPC_MAX_HANDLES)
     return capsa__core_refuse(c, -EINVAL, "%u handles: at most %d",
                               (unsigned)msg->handle_count,
@@ -145,6 +150,11 @@ int capsa__core_send(capsa__chan_core_t *c, capsa_msg_t *msg) {
     // ETOOMANYREFS: this user's descriptors in flight, on every socket, are
     // at RLIMIT_NOFILE: a refusal of this message, not of the channel.
     if (err == -ETOOMANYREFS) return err;
+    if (err == -EPIPE || err == -ECONNRESET) {
+      // The peer is gone; what it sent before is still to be read.
+      c->send_closed = -EPIPE;
+      return capsa__core_refuse(c, -EPIPE, "the peer is gone");
+    }
     if (err != -EAGAIN) {
       c->broken = err;
       return err;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "ipc/busy_share.h"
@@ -17,7 +18,8 @@ enum {
   F_ERROR_REPORTED = 0x4,
   F_CLOSING = 0x8,
   F_DISPATCHING = 0x10,
-  F_RESTING = 0x20,  // used up its share of the loop (max_busy_percent)
+  F_RESTING = 0x20,     // used up its share of the loop (max_busy_percent)
+  F_RESET_SEEN = 0x40,  // the peer's ECONNRESET was taken: read on to EOF
 };
 
 static void update_poll(capsa_channel_t *ch);
@@ -57,7 +59,9 @@ static void update_poll(capsa_channel_t *ch) {
   int ev = 0;
   if ((ch->flags & F_STARTED) && !(ch->flags & (F_PAUSED | F_RESTING)))
     ev |= UV_READABLE;
-  if (ch->core->qhead != NULL && ch->core->broken != -EPIPE) ev |= UV_WRITABLE;
+  if (ch->core->qhead != NULL && ch->core->broken != -EPIPE &&
+      !ch->core->send_closed)
+    ev |= UV_WRITABLE;
   if (ev == ch->poll_events) return;
   ch->poll_events = ev;
   if (ev == 0)
@@ -94,9 +98,20 @@ static void on_poll(uv_poll_t *p, int status, int events) {
   capsa_channel_t *ch = p->data;
   if (status < 0) {
     // libuv reports POLLERR as UV_EBADF; on a unix socket that is the peer
-    // gone with our messages unread (ECONNRESET): a close, like EOF. What it
-    // sent that we had not read yet is not read now (libuv has stopped the
-    // watcher): a known gap, as before this was told apart.
+    // gone with our messages unread (ECONNRESET). What it sent before it
+    // went is still queued behind that error (the kernel reports the error
+    // first, then the data, then EOF): take the error (SO_ERROR) and watch
+    // again, so that its last messages are read before the close, as on a
+    // plain EOF. Only once: a second error is a close.
+    int soerr = 0;
+    socklen_t len = sizeof soerr;
+    if (status == UV_EBADF && !(ch->flags & F_RESET_SEEN) &&
+        getsockopt(ch->core->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) == 0) {
+      ch->flags |= F_RESET_SEEN;
+      ch->poll_events = 0;  // libuv stopped the watcher: start it again
+      update_poll(ch);
+      return;
+    }
     if (status == UV_EBADF) {
       snprintf(ch->core->reason, sizeof ch->core->reason,
                "peer closed with messages unread");

@@ -75,6 +75,11 @@ void Act(const std::string &cmd) {
 }
 
 int OnSupMessage(capsa_rctx_t *r, capsa_msg_t *m) {
+  if (capsa_test::AsRun(m) && capsa_test::RunData(m) == "logcrash") {
+    // Last words, then a crash before reading what the host sent next.
+    for (int i = 0; i < 5; i++) capsa_rctx_log(r, CAPSA_LOG_INFO, "line %d", i);
+    Act("crash");
+  }
   if (capsa_test::AsRun(m)) {
     Act(capsa_test::RunData(m));
     return 0;
@@ -235,6 +240,26 @@ class Supervision : public ::testing::Test {
   int ready_oom_ = -2;
   std::vector<std::string> logs_;
 };
+
+// Everything a renderer sent before it died reaches the embedder before the
+// event that says how it ended, also when it died with the host's messages
+// unread (the socket then reports ECONNRESET ahead of its last messages;
+// they used to be dropped).
+TEST_F(Supervision, LastWordsBeforeACrashWithMessagesUnreadArrive) {
+  int k = Kind("sup");
+  capsa_renderer_t *r = Start(k);
+  ASSERT_NE(nullptr, r);
+  ASSERT_EQ(0, capsa_test::SendRun(r, "logcrash"));
+  // Left unread when it dies (or refused: it may be gone already).
+  int unread = capsa_test::SendRun(r, "never read");
+  EXPECT_TRUE(unread == 0 || unread == -EPIPE) << unread;
+  // The host does not read while the renderer logs and dies.
+  usleep(300 * 1000);
+  ASSERT_TRUE(Run([&] { return closed_ == 1; }, 10000)) << order_;
+  ASSERT_EQ(5u, logs_.size()) << order_;
+  for (int i = 0; i < 5; i++) EXPECT_EQ("line " + std::to_string(i), logs_[i]);
+  EXPECT_EQ("ready crashed closed ", order_);
+}
 
 // What the host sends while on_start waits in a call reaches on_message
 // after on_start returns, in order: no handler runs inside another (the
