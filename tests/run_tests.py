@@ -94,14 +94,18 @@ def stage_unprivileged(out_dirs, tmp, counts, failures):
     (tests/staging.py) and checks, as uid 65534, that all of it can be read
     there. Returns {(out_dir, name): staged binary, or the reason its pass
     cannot run}. Every problem is printed now and counts as one failure."""
-    staged, problems = {}, []
+    staged, problems, dests = {}, [], set()
     for out_dir in out_dirs:
         config = os.path.basename(os.path.normpath(out_dir))
         try:
             manifest = read_manifest(out_dir)
         except OSError:
             continue  # main() reports it
-        stage = staging.Stage(out_dir, os.path.join(tmp, config))
+        dest = os.path.join(tmp, config)
+        while dest in dests:  # a/default and b/default
+            dest += "+"
+        dests.add(dest)
+        stage = staging.Stage(out_dir, dest)
         for name, unpriv, _ in manifest:
             if not unpriv:
                 continue
