@@ -3,9 +3,13 @@
 tests.manifest, one test per process, with a timeout per test.
 
 Binaries marked run_unprivileged are run a second time as uid/gid 65534 when
-the runner is root. The last line printed is `N passed, N failed` (with
-`, N skipped` when any were skipped); the exit code is non-zero if anything
-failed.
+the runner is root, from a copy of what they need (OUT/NAME.runtime_deps,
+tests/staging.py) in a temporary directory that user can reach, wherever the
+checkout lives. Before any test runs, the runner checks as uid 65534 that
+every staged file is readable; what is not, or is listed but not built,
+counts as a failure with its reason. The last line printed is `N passed,
+N failed` (with `, N skipped` when any were skipped); the exit code is
+non-zero if anything failed.
 
 usage: run_tests.py [--jobs N] [--filter SUBSTR] OUT_DIR [OUT_DIR ...]
 """
@@ -16,6 +20,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+
+import staging
 
 NOBODY = 65534
 
@@ -37,14 +43,14 @@ def list_tests(binary):
     return tests
 
 
-def run_one(binary, test, timeout, unprivileged, cwd):
+def run_one(binary, test, timeout, unprivileged, cwd, home):
     cmd = [binary, "--gtest_filter=" + test, "--gtest_color=no"]
     env = dict(os.environ)
     env["CAPSA_TEST_TIMEOUT"] = str(timeout)
     if unprivileged:
         cmd = ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
                "--clear-groups", "--inh-caps=-all"] + cmd
-        env["HOME"] = cwd
+        env["HOME"] = home
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, errors="replace",
                            timeout=timeout + 10, env=env, cwd=cwd,
@@ -83,26 +89,52 @@ def read_manifest(out_dir):
     return entries
 
 
-def reachable_by_nobody(binary):
-    """True when uid 65534 can reach and execute `binary` where it is (every
-    parent directory searchable), so tests that read the build tree next to
-    their binary work unprivileged too."""
-    r = subprocess.run(["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY,
-                        "--clear-groups", "/usr/bin/test", "-x", binary],
-                       stdin=subprocess.DEVNULL)
-    return r.returncode == 0
-
-
-def prepare_unprivileged_copy(binary, tmp):
-    """uid 65534 may not reach the build tree (e.g. a clone under /root):
-    then run a copy from a world-readable temporary directory."""
-    if reachable_by_nobody(binary):
-        return binary
-    dst = os.path.join(tmp, os.path.basename(binary))
-    if not os.path.exists(dst):
-        shutil.copy2(binary, dst)
-        os.chmod(dst, 0o755)
-    return dst
+def stage_unprivileged(out_dirs, tmp, counts, failures):
+    """Copies what each run_unprivileged binary needs into TMP/<config>
+    (tests/staging.py) and checks, as uid 65534, that all of it can be read
+    there. Returns {(out_dir, name): staged binary, or the reason its pass
+    cannot run}. Every problem is printed now and counts as one failure."""
+    staged, problems, dests = {}, [], set()
+    for out_dir in out_dirs:
+        config = os.path.basename(os.path.normpath(out_dir))
+        try:
+            manifest = read_manifest(out_dir)
+        except OSError:
+            continue  # main() reports it
+        dest = os.path.join(tmp, config)
+        while dest in dests:  # a/default and b/default
+            dest += "+"
+        dests.add(dest)
+        stage = staging.Stage(out_dir, dest)
+        for name, unpriv, _ in manifest:
+            if not unpriv:
+                continue
+            try:
+                staged[(out_dir, name)] = stage.add(name)
+            except OSError as e:
+                why = "cannot stage for uid %d: %s (run gn gen %s again?)" % (
+                    NOBODY, e, out_dir)
+                staged[(out_dir, name)] = RuntimeError(why)
+        for path, name in stage.missing:
+            problems.append("%s/%s needs %s, which is not there: build it "
+                            "(./dev build)" % (config, name, path))
+    if os.path.isdir(tmp):
+        bad = staging.unreachable_as(NOBODY, NOBODY, tmp)
+        if bad:
+            problems.append(
+                "uid %d cannot use the staged copy in %s (is every directory "
+                "down to the temporary directory %s searchable by all? Set "
+                "TMPDIR to one that is)\n    %s" %
+                (NOBODY, tmp, tempfile.gettempdir(), "\n    ".join(bad[:20])))
+            for k in staged:
+                staged[k] = RuntimeError("not run: uid %d cannot read its "
+                                         "staged copy" % NOBODY)
+    for p in problems:
+        print("[runner] FAIL %s" % p)
+        counts["failed"] += 1
+        failures.append(p.split("\n")[0].split(" (")[0])
+    sys.stdout.flush()
+    return staged
 
 
 def run_fuzzers(out_dir, counts, failures):
@@ -158,8 +190,18 @@ def main():
     failures = []
     is_root = os.geteuid() == 0
     unpriv_tmp = tempfile.mkdtemp(prefix="capsa-unpriv-")
-    os.chmod(unpriv_tmp, 0o777)
     try:
+        # Readable by all, writable by root only (the copies); HOME of the
+        # uid 65534 pass is its own writable directory.
+        os.chmod(unpriv_tmp, 0o755)
+        home = os.path.join(unpriv_tmp, "home")
+        os.mkdir(home)
+        os.chmod(home, 0o777)
+        staged = {}
+        if is_root:
+            staged = stage_unprivileged(args.out_dirs,
+                                        os.path.join(unpriv_tmp, "stage"),
+                                        counts, failures)
         for out_dir in args.out_dirs:
             config = os.path.basename(os.path.normpath(out_dir))
             try:
@@ -173,27 +215,28 @@ def main():
                 binary = os.path.abspath(os.path.join(out_dir, name))
                 passes = [(False, binary)]
                 if unpriv and is_root:
-                    tmp = os.path.join(unpriv_tmp, config)
-                    os.makedirs(tmp, mode=0o777, exist_ok=True)
-                    os.chmod(tmp, 0o777)
-                    passes.append((True, prepare_unprivileged_copy(binary, tmp)))
+                    passes.append((True, staged[(out_dir, name)]))
                 elif unpriv:
                     print("[runner] %s: already unprivileged, no second pass" % name)
                 for unprivileged, path in passes:
                     label = "%s/%s%s" % (config, name,
                                          " (uid %d)" % NOBODY if unprivileged else "")
                     try:
+                        if isinstance(path, Exception):
+                            raise path
                         tests = [t for t in list_tests(path) if args.filter in t]
                     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
                         print("[runner] FAIL %s: %s" % (label, e))
                         counts["failed"] += 1
                         failures.append(label)
                         continue
-                    cwd = tmp if unprivileged else out_dir
+                    # The root pass runs in the build directory, the uid 65534
+                    # pass in its staged copy.
+                    cwd = os.path.dirname(path)
                     local = {"passed": 0, "failed": 0, "skipped": 0}
                     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
                         futs = {ex.submit(run_one, path, t, timeout, unprivileged,
-                                          cwd): t for t in tests}
+                                          cwd, home): t for t in tests}
                         for fut in concurrent.futures.as_completed(futs):
                             t = futs[fut]
                             status, output = fut.result()

@@ -14,17 +14,9 @@
 
 #include <gtest/gtest.h>
 
-namespace {
+#include "tests/harness/paths.h"
 
-// The build directory: where this test binary lives.
-std::string BuildDir() {
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return "";
-  exe[n] = '\0';
-  std::string s(exe);
-  return s.substr(0, s.rfind('/'));
-}
+namespace {
 
 // Runs `cmd` with /bin/sh; returns its exit status (-1 if it did not exit)
 // and its combined output in *out.
@@ -47,17 +39,12 @@ bool Have(const char *tool) {
 TEST(Compat, FreeBsdProgramBuildsWithPkgConfigAndRuns) {
   if (!Have("pkg-config") || !Have(CAPSA_TEST_CC))
     GTEST_SKIP() << "pkg-config or " << CAPSA_TEST_CC << " not installed";
-  std::string build = BuildDir();
-  ASSERT_FALSE(build.empty());
-  std::string src =
-      std::string(CAPSA_SOURCE_ROOT) + "/tests/compat/freebsd_prog.c";
-  // The runner runs a copy of this binary outside the build tree when
-  // uid 65534 cannot reach the tree: nothing to build against then.
-  if (access((build + "/build.ninja").c_str(), F_OK) != 0 ||
-      access(src.c_str(), R_OK) != 0)
-    GTEST_SKIP() << "build or source tree not reachable from " << build;
-  ASSERT_EQ(0, access((build + "/capsa-uninstalled.pc").c_str(), R_OK))
-      << "build //:capsa_pkgconfig first";
+  // The build directory, or the runner's staged copy of what this test
+  // needs from it (capsa-uninstalled.pc names its files relative to itself).
+  std::string build = capsa_test::BuildDir();
+  std::string src = capsa_test::SourceFile("tests/compat/freebsd_prog.c");
+  ASSERT_TRUE(capsa_test::Present(src));
+  ASSERT_TRUE(capsa_test::Present(build + "/capsa-uninstalled.pc"));
   char tmpl[] = "/tmp/capsa-compat-XXXXXX";
   ASSERT_NE(nullptr, mkdtemp(tmpl));
   std::string dir = tmpl;

@@ -13,8 +13,14 @@
 #include <gtest/gtest.h>
 
 #include "renderer/fuzz/fuzz_renderer.h"
+#include "tests/harness/paths.h"
 
 namespace {
+
+// This out dir's capsa (data_deps in BUILD.gn).
+std::string Capsa() {
+  return capsa_test::BuildProduct("capsa");
+}
 
 std::string RunCommand(const std::string &cmd, int *status) {
   std::string out;
@@ -28,8 +34,7 @@ std::string RunCommand(const std::string &cmd, int *status) {
 
 TEST(FuzzCampaign, TenSecondsSeedOneHostSurvives) {
   int st = -1;
-  std::string out = RunCommand(
-      std::string(CAPSA_CLI_PATH) + " fuzz --seconds 10 --seed 1", &st);
+  std::string out = RunCommand(Capsa() + " fuzz --seconds 10 --seed 1", &st);
   printf("%s", out.c_str());
   ASSERT_TRUE(WIFEXITED(st)) << out;
   EXPECT_EQ(0, WEXITSTATUS(st)) << out;
@@ -59,8 +64,7 @@ TEST(FuzzCampaign, ReproducerReplays) {
   ASSERT_EQ((ssize_t)strlen(repro), write(fd, repro, strlen(repro)));
   close(fd);
   int st = -1;
-  std::string out =
-      RunCommand(std::string(CAPSA_CLI_PATH) + " fuzz --replay " + path, &st);
+  std::string out = RunCommand(Capsa() + " fuzz --replay " + path, &st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out;
   EXPECT_NE(std::string::npos, out.find("replaying renderer seed 42")) << out;
   EXPECT_NE(std::string::npos, out.find("host survived")) << out;
@@ -71,7 +75,7 @@ TEST(FuzzCampaign, ReproducerReplays) {
   const char two[] = "capsa-fuzz-repro 1\nseed 1\nrenderer_seed 42 43\n";
   ASSERT_EQ((ssize_t)strlen(two), write(fd, two, strlen(two)));
   close(fd);
-  out = RunCommand(std::string(CAPSA_CLI_PATH) + " fuzz --replay " + path, &st);
+  out = RunCommand(Capsa() + " fuzz --replay " + path, &st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out;
   EXPECT_NE(std::string::npos, out.find("renderer seed 42 and 43")) << out;
   EXPECT_NE(std::string::npos, out.find("execs 2 ")) << out;
@@ -80,11 +84,11 @@ TEST(FuzzCampaign, ReproducerReplays) {
   ASSERT_GE(fd, 0);
   ASSERT_EQ(4, write(fd, "junk", 4));
   close(fd);
-  out = RunCommand(std::string(CAPSA_CLI_PATH) + " fuzz --replay " + path, &st);
+  out = RunCommand(Capsa() + " fuzz --replay " + path, &st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << out;
   EXPECT_NE(std::string::npos, out.find("not a capsa fuzz reproducer")) << out;
   unlink(path);
-  out = RunCommand(std::string(CAPSA_CLI_PATH) + " fuzz --seconds 0", &st);
+  out = RunCommand(Capsa() + " fuzz --seconds 0", &st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 2) << out;
 }
 
@@ -96,7 +100,7 @@ TEST(FuzzCampaign, HostCrashIsAFailureWithAReproducer) {
   int st = -1;
   std::string out =
       RunCommand(std::string("cd ") + dir + " && CAPSA_FUZZ_INJECT=crash " +
-                     CAPSA_CLI_PATH + " fuzz --seconds 5 --seed 9",
+                     Capsa() + " fuzz --seconds 5 --seed 9",
                  &st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << out;
   // A signal, or under ASan its report and exit code.
@@ -109,7 +113,7 @@ TEST(FuzzCampaign, HostCrashIsAFailureWithAReproducer) {
   std::string file = out.substr(at + 18);
   file = file.substr(0, file.find('\n'));
   std::string path = std::string(dir) + "/" + file;
-  out = RunCommand(std::string(CAPSA_CLI_PATH) + " fuzz --replay " + path, &st);
+  out = RunCommand(Capsa() + " fuzz --replay " + path, &st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << out;
   EXPECT_NE(std::string::npos, out.find("replaying renderer seed")) << out;
   EXPECT_NE(std::string::npos, out.find(" and ")) << "both seeds: " << out;
@@ -124,10 +128,10 @@ TEST(FuzzCampaign, HostHangIsAFailureWithAReproducer) {
   char dir[] = "/tmp/capsa-fuzz-hang-XXXXXX";
   ASSERT_NE(nullptr, mkdtemp(dir));
   int st = -1;
-  std::string out = RunCommand(
-      std::string("cd ") + dir + " && CAPSA_FUZZ_INJECT=hang " +
-          CAPSA_CLI_PATH + " fuzz --seconds 30 --seed 9 --hang-seconds 2",
-      &st);
+  std::string out =
+      RunCommand(std::string("cd ") + dir + " && CAPSA_FUZZ_INJECT=hang " +
+                     Capsa() + " fuzz --seconds 30 --seed 9 --hang-seconds 2",
+                 &st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << out;
   EXPECT_NE(std::string::npos, out.find("FAILURE (host hang: no progress)"))
       << out;

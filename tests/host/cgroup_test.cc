@@ -31,6 +31,7 @@
 #include "renderer/runtime.h"
 #include "tests/harness/command.h"
 #include "tests/harness/memory.h"
+#include "tests/harness/paths.h"
 #include "tests/harness/run_loop.h"
 
 namespace {
@@ -836,13 +837,8 @@ TEST(HostLimits, CgroupPidsLimitIsReportedFromPidsEvents) {
 
 // `capsa doctor` says which limits a host would use here, and why.
 TEST(HostLimits, DoctorSaysWhichLimitsAndWhy) {
-  char exe[4096];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  ASSERT_GT(n, 0);
-  exe[n] = 0;
-  std::string capsa =
-      std::string(exe).substr(0, std::string(exe).rfind('/')) + "/capsa";
-  if (access(capsa.c_str(), X_OK) != 0) GTEST_SKIP() << "no capsa binary";
+  std::string capsa = capsa_test::BuildProduct("capsa");
+  ASSERT_TRUE(capsa_test::Present(capsa, X_OK));
   std::string out;
   FILE *f = popen((capsa + " doctor 2>/dev/null").c_str(), "r");
   ASSERT_NE(nullptr, f);

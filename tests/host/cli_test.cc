@@ -16,19 +16,12 @@
 #include <gtest/gtest.h>
 
 #include "sandbox/features.h"
+#include "tests/harness/paths.h"
 
 namespace {
 
-std::string ExeDir() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  buf[n > 0 ? n : 0] = 0;
-  std::string s(buf);
-  return s.substr(0, s.rfind('/'));
-}
-
 std::string Capsa() {
-  return ExeDir() + "/capsa";
+  return capsa_test::BuildProduct("capsa");
 }
 
 std::string Slurp(const std::string &path) {
@@ -47,7 +40,7 @@ int Sh(const std::string &cmd) {
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (access(Capsa().c_str(), X_OK) != 0) GTEST_SKIP() << "no capsa binary";
+    ASSERT_TRUE(capsa_test::Present(Capsa(), X_OK));
     char tmpl[] = "/tmp/capsa-cli-XXXXXX";
     ASSERT_NE(nullptr, mkdtemp(tmpl));
     dir_ = tmpl;
@@ -193,8 +186,8 @@ TEST_F(CliTest, DoctorJsonSaysWhatTheTextSays) {
 }
 
 TEST_F(CliTest, RenderWritesAPng) {
-  std::string md = ExeDir() + "/../../renderer/samples/page.md";
-  if (access(md.c_str(), R_OK) != 0) GTEST_SKIP() << "no sample page";
+  std::string md = capsa_test::SourceFile("renderer/samples/page.md");
+  ASSERT_TRUE(capsa_test::Present(md));
   std::string png = dir_ + "/page.png", out = dir_ + "/out";
   ASSERT_EQ(0, Sh(Capsa() + " render '" + md + "' -o '" + png +
                   "' --width 640 > '" + out + "'"));

@@ -45,6 +45,7 @@
 #include "sandbox/features.h"
 #include "tests/harness/child.h"
 #include "tests/harness/command.h"
+#include "tests/harness/paths.h"
 #include "tests/harness/run_loop.h"
 
 namespace {
@@ -271,16 +272,8 @@ void ExpectRendererConfined(Host &h, unsigned expect_ns) {
       << h.logs[0];
 }
 
-std::string ExeDir() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  buf[n > 0 ? n : 0] = 0;
-  std::string s(buf);
-  return s.substr(0, s.rfind('/'));
-}
-
 std::string Capsa() {
-  return ExeDir() + "/capsa";
+  return capsa_test::BuildProduct("capsa");
 }
 
 int Sh(const std::string &cmd) {
@@ -463,7 +456,7 @@ void RunCapsa(const std::string &args, int *rc, std::string *out) {
 // Doctor exits 1 only when capability mode itself is incomplete; missing
 // namespaces are said with their reason and change nothing else.
 void Doctor(As as) {
-  if (access(Capsa().c_str(), X_OK) != 0) GTEST_SKIP() << "no capsa binary";
+  ASSERT_TRUE(capsa_test::Present(Capsa(), X_OK));
   // What the kernel gives capability mode does not depend on namespaces:
   // the same exit code and verdict as outside the simulation.
   int rc_outside = Sh(Capsa() + " doctor > /dev/null 2>&1");
@@ -514,7 +507,7 @@ TEST(DegradeCli, DoctorUnprivilegedSaysEveryNamespaceIsMissing) {
 }
 
 void Demo(As as) {
-  if (access(Capsa().c_str(), X_OK) != 0) GTEST_SKIP() << "no capsa binary";
+  ASSERT_TRUE(capsa_test::Present(Capsa(), X_OK));
   std::string out_dir = TempDir();
   int rc = -1;
   std::string out;

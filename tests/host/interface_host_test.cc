@@ -18,6 +18,7 @@
 #include "host/kind_registry.h"
 #include "ipc/interface.h"
 #include "renderer/runtime.h"
+#include "tests/harness/paths.h"
 #include "tests/ipc/interfaces/thumbnail.capsa.h"
 
 namespace {
@@ -210,19 +211,13 @@ TEST_F(IfaceHost, KindWithABadInterfaceListIsRefused) {
   EXPECT_GE(capsa_host_define_kind(&host_, &k), 0);
 }
 
-std::string ExeDir() {
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  buf[n > 0 ? n : 0] = 0;
-  std::string s(buf);
-  return s.substr(0, s.rfind('/'));
-}
-
 // The README's example, as its user runs it: a typed request carrying a
 // read-only input region and a writable output region, a typed reply.
 TEST(IfaceExample, ConvertRunsEndToEnd) {
+  std::string example = capsa_test::BuildProduct("convert_example");
+  ASSERT_TRUE(capsa_test::Present(example, X_OK));
   for (const char *arg : {"", "mixed Case 123"}) {
-    std::string cmd = ExeDir() + "/convert_example";
+    std::string cmd = example;
     if (*arg) cmd += std::string(" '") + arg + "'";
     cmd += " 2>&1";
     FILE *f = popen(cmd.c_str(), "r");

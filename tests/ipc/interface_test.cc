@@ -18,6 +18,7 @@
 #include <flatbuffers/flatbuffers.h>
 #include <gtest/gtest.h>
 
+#include "tests/harness/paths.h"
 #include "tests/ipc/interfaces/thumbnail.capsa.h"
 
 namespace {
@@ -380,18 +381,9 @@ TEST_F(Thumb, MalformedDescriptorsAreRefused) {
 
 // The generator refuses a schema whose rules the runtime could not enforce,
 // naming the field (a mistake fails the build, it never weakens a check).
-std::string ExeDir() {
-  char exe[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) return ".";
-  exe[n] = 0;
-  std::string s(exe);
-  return s.substr(0, s.rfind('/'));
-}
-
 std::string RunIdl(const std::string &body, int *rc) {
-  std::string idl = ExeDir() + "/capsa_idlc";
-  std::string root = ExeDir() + "/../..";
+  std::string idl = capsa_test::BuildProduct("capsa_idlc");
+  std::string root = capsa_test::SourceRoot();
   char dir[] = "/tmp/capsa-idl-XXXXXX";
   if (!mkdtemp(dir)) return "mkdtemp failed";
   std::string d(dir);
@@ -416,10 +408,10 @@ std::string RunIdl(const std::string &body, int *rc) {
 }
 
 TEST(InterfaceGenerator, RefusesSchemasItCannotEnforce) {
-  if (access((ExeDir() + "/capsa_idlc").c_str(), X_OK) != 0 ||
-      access((ExeDir() + "/../../ipc/interface/capsa_attributes.fbs").c_str(),
-             R_OK) != 0)
-    GTEST_SKIP() << "no capsa_idlc or source tree next to " << ExeDir();
+  ASSERT_TRUE(
+      capsa_test::Present(capsa_test::BuildProduct("capsa_idlc"), X_OK));
+  ASSERT_TRUE(capsa_test::Present(
+      capsa_test::SourceFile("ipc/interface/capsa_attributes.fbs")));
   struct Case {
     const char *schema, *says;
   } cases[] = {

@@ -29,6 +29,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 KDIR = os.path.join(ROOT, "out", "kernels")
 HERE = os.path.join(ROOT, "tests", "kernels")
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import staging  # noqa: E402  (tests/staging.py: OUT/NAME.runtime_deps)
 
 # name, meta package (its dependency is the versioned kernel), extra cmdline.
 MATRIX = [
@@ -181,20 +183,27 @@ def build_initramfs(out_dir, probe, args):
         link = os.path.join(stage, "bin", a)
         if os.path.islink(link):
             os.unlink(link)
+    # flatc: InterfaceGenerator compiles the schemas it feeds capsa_idlc.
     elves = [copy_into(stage, "/usr/bin/setpriv"),
              copy_into(stage, os.path.realpath("/bin/sh"), "/bin/sh"),
-             copy_into(stage, "/usr/bin/gzip"), copy_into(stage, "/usr/bin/cmp")]
-    # The build: capsa, the test binaries, the manifest, at the same path.
+             copy_into(stage, "/usr/bin/gzip"), copy_into(stage, "/usr/bin/cmp"),
+             copy_into(stage, "/usr/bin/flatc")]
+    # The build at the same path: capsa (doctor, demo), the test binaries and
+    # what each needs at run time, as gn lists it (OUT/NAME.runtime_deps:
+    # build products such as capsa and convert_example, the sample pages),
+    # the same list tests/run_tests.py stages for uid 65534.
     manifest = os.path.join(out_dir, "tests.manifest")
-    # convert_example: host_tests' IfaceExample runs it as the README does.
-    binaries = ["capsa", "convert_example"] + [
-        l.split()[0] for l in open(manifest) if l.strip()]
-    for b in binaries:
-        elves.append(copy_into(stage, os.path.join(out_dir, b)))
+    files = {os.path.abspath(os.path.join(out_dir, "capsa"))}
+    for l in open(manifest):
+        if l.strip():
+            files.update(staging.runtime_deps(out_dir, l.split()[0]))
+    for f in sorted(files):
+        dst = copy_into(stage, f)
+        if os.path.isfile(f) and open(f, "rb").read(4) == b"\x7fELF":
+            elves.append(dst)
     for f in ["tests.manifest", "build.ninja"]:
         copy_into(stage, os.path.join(out_dir, f))
-    # What the tests and the demo read: the sample page, the fonts.
-    copy_into(stage, os.path.join(ROOT, "renderer", "samples"))
+    # What the demo reads besides: the fonts.
     copy_into(stage, "/usr/share/fonts/truetype/dejavu")
     for lib in elf_libs(elves):
         copy_into(stage, lib)

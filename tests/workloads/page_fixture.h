@@ -11,29 +11,16 @@
 
 #include "host/png_writer.h"
 #include "renderer/page/page.h"
+#include "tests/harness/paths.h"
 #include "tests/workloads/test_util.h"
 
 namespace capsa_workloads {
 
-inline std::string SourceRoot() {
-  std::string probe;
-#ifdef CAPSA_WORKLOADS_SOURCE_ROOT
-  if (ReadFile(std::string(CAPSA_WORKLOADS_SOURCE_ROOT) +
-                   "/renderer/samples/page.md",
-               &probe))
-    return CAPSA_WORKLOADS_SOURCE_ROOT;
-#endif
-  // Tests run from the repo root (./dev) or from out/X (the runner).
-  for (const char *root : {".", "../..", "../../.."}) {
-    std::string r = root;
-    if (ReadFile(r + "/renderer/samples/page.md", &probe)) return r;
-  }
-  return ".";
-}
-
+// The bundled sample (data of workloads_tests in BUILD.gn); empty when it
+// cannot be read, which the tests assert against.
 inline std::string SampleMarkdown() {
   std::string md;
-  ReadFile(SourceRoot() + "/renderer/samples/page.md", &md);
+  ReadFile(capsa_test::SourceFile("renderer/samples/page.md"), &md);
   return md;
 }
 
