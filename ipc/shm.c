@@ -93,6 +93,8 @@ int capsa_shm_freeze(capsa_shm_region_t *r) {
   if (fcntl(r->fd, F_ADD_SEALS, CAPSA_SEAL_WRITE | CAPSA_SEAL_SEAL) != 0)
     err = neg_errno();
   bool writable = err < 0;  // refused: as it was, writable again
+  int got = writable ? 0 : capsa_memfd_seals(r->fd);
+  if (got > 0) r->seals = (uint32_t)got;
   // Sealed: a private read-only mapping. Kernels before 6.7 refuse any
   // shared mapping of a write-sealed memfd through an O_RDWR descriptor, and
   // nothing can change the pages now, so private reads see what is there;
@@ -106,11 +108,7 @@ int capsa_shm_freeze(capsa_shm_region_t *r) {
   }
   r->base = base;
   r->writable = writable;
-  if (err < 0) return err;
-  int got = capsa_memfd_seals(r->fd);
-  if (got < 0) return got;
-  r->seals = (uint32_t)got;
-  return 0;
+  return err < 0 ? err : got < 0 ? got : 0;
 }
 
 int capsa_shm_verify(int fd, size_t size, capsa_shm_access_t access) {
