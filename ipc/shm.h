@@ -128,9 +128,10 @@ int capsa_shm_create(size_t size, const char *name, capsa_shm_mode_t mode,
 // mapping, seals F_SEAL_WRITE | F_SEAL_SEAL and maps it again read-only
 // (r->writable false, r->seals updated). Afterwards no one can write it, so
 // it may be sent read-only to the host. Returns 0, -EINVAL (not a mapped,
-// unfrozen CAPSA_SHM_CREATOR_FREEZES region), -EBUSY (a writable mapping of it still
-// exists: one made through r->fd or a dup, or inherited by a child forked
-// since; the region is left as it was, writable), or mmap's -errno.
+// unfrozen CAPSA_SHM_CREATOR_FREEZES region), -EBUSY (a writable mapping
+// of it still exists: one made through r->fd or a dup, or inherited by a
+// child forked since; the region is left as it was, writable), or mmap's
+// -errno.
 int capsa_shm_freeze(capsa_shm_region_t *r);
 
 // Checks, from the receiving side, that `fd` is a memfd region of exactly
