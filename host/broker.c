@@ -119,6 +119,15 @@ static int serve_file(struct capsa_host_renderer *r, const capsa_msg_t *req,
     close(fd);
     return -EINVAL;  // only regular files: never a FIFO or a device
   }
+  // RESOLVE_BENEATH checks the path, not the inode: a hard link beneath the
+  // directory to a file outside it (made by anyone who can write there and
+  // read the target, e.g. ln /etc/shadow-copy res/x) resolves beneath it.
+  // No path tells where else an inode is linked, so any second name is
+  // refused (capsa_host.h, resource_dir_fd).
+  if (st.st_nlink > 1) {
+    close(fd);
+    return -EMLINK;
+  }
   // Back to blocking for the renderer's reads (O_NONBLOCK only kept the open
   // itself from hanging on a FIFO).
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -447,6 +456,7 @@ static int serve_dns(struct capsa_host_renderer *r, const capsa_msg_t *req,
   d->request.flags = req->flags;
   d->request.request_id = req->request_id;
   d->request.seq = req->seq;
+  d->request.origin = req->origin;  // the answer is bound to this channel
   memcpy(d->name, name, len + 1);
   d->next = r->dns;
   r->dns = d;

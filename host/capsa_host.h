@@ -95,9 +95,9 @@
 // Broker services answer RESOURCE_REQUEST from renderers whose kind allows
 // them: "file:REL/PATH" (opened by the host beneath resource_dir with
 // openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, O_NOFOLLOW, read-only
-// handle), "font:regular|bold|mono" (read-only sealed shared memory),
-// "dns:NAME" (uv_getaddrinfo, addresses as text). LOG messages become
-// CAPSA_EV_LOG events.
+// handle; a regular file with one link only: resource_dir_fd),
+// "font:regular|bold|mono" (read-only sealed shared memory), "dns:NAME"
+// (uv_getaddrinfo, addresses as text). LOG messages become CAPSA_EV_LOG events.
 //
 // stderr: a renderer never holds the host's stderr (a terminal it could read
 // from or chmod). Its fd 2 is a pipe of its own, which the host reads: each
@@ -450,7 +450,12 @@ typedef struct capsa_kind_options {
   // Broker: directory (borrowed, must stay open) beneath which "file:" may
   // open; -1: none. Answers a renderer does not read wait in the host's
   // queue toward it, each file pinning a host descriptor: see
-  // limit_queued_fds.
+  // limit_queued_fds. Only regular files with one link are served; one
+  // with more (st_nlink > 1) is answered -EMLINK: a hard link beneath the
+  // directory may name an inode outside it, which RESOLVE_BENEATH (a check
+  // of the path) cannot see. Put copies in the directory, not hard links
+  // (a reflink copy, cp --reflink=auto, costs no space where the file
+  // system has them).
   int resource_dir_fd;
   bool allow_fonts;
   // "dns:NAME" through the host's resolver, within limit_broker_requests;
@@ -545,7 +550,16 @@ typedef void (*capsa_renderer_reply_cb)(capsa_renderer_t *r, int status,
 int capsa_renderer_request(capsa_renderer_t *r, capsa_msg_t *msg,
                            uint64_t timeout_ms, capsa_renderer_reply_cb cb,
                            void *arg);
-// Answers a request the renderer sent (ev->msg of a MESSAGE event).
+// Answers a request the renderer sent (ev->msg of a MESSAGE event, or a
+// copy of that capsa_msg_t kept to answer later: keep `origin`). The answer
+// is bound to the incarnation that asked: once the renderer has been
+// restarted (capsa_renderer_restart, a crash, a request deadline...) it is
+// refused with -ESTALE and never sent, since the next incarnation numbers
+// its requests from 1 again and would take it for the answer to its own.
+// Each request is answered once: -ENOENT for one already answered (or
+// never made by this renderer; a capsa_msg_t no channel delivered, origin
+// 0, is -ESTALE). -ESTALE also once the incarnation that
+// asked is ending (killed, restarting, exited): nothing reaches it now.
 int capsa_renderer_reply(capsa_renderer_t *r, const capsa_msg_t *request,
                          capsa_msg_t *reply);
 // Why the last capsa_renderer_send / _request / _reply to `r` failed, one

@@ -626,6 +626,7 @@ static void on_hello(struct capsa_host_renderer *r, const capsa_msg_t *m) {
 
 static void on_message(capsa_channel_t *ch, capsa_msg_t *m) {
   struct capsa_host_renderer *r = ch->data;
+  r->origin = m->origin;  // this incarnation's channel (the same every time)
   if (r->kill_reason || r->state == R_DYING || r->h->closing) return;
   if (r->state == R_STARTING) {
     // The channel's state machine admits only HELLO first.
@@ -826,6 +827,7 @@ static int launch(struct capsa_host_renderer *r) {
     return err;
   }
   r->ch.data = r;
+  r->origin = 0;  // until its first message: nothing of it to answer yet
   r->pidfd = c.pidfd;
   r->pid = c.pid;
   r->state = R_STARTING;
@@ -1254,7 +1256,12 @@ int capsa_renderer_request(capsa_renderer_t *r, capsa_msg_t *msg,
 int capsa_renderer_reply(capsa_renderer_t *r, const capsa_msg_t *request,
                          capsa_msg_t *reply) {
   if (!r || !request || !reply) return -EINVAL;
-  if (!can_send(r)) return -ENOTCONN;
+  // Before READY: the incarnation that made the request may be gone while
+  // the next one starts; that answer is stale, not merely early.
+  if (request->origin == 0 || request->origin != r->origin) return -ESTALE;
+  // Its incarnation is ending (killed, restarting, exited): the answer
+  // could only reach the next one.
+  if (!can_send(r)) return -ESTALE;
   return capsa_channel_reply(&r->ch, request, reply);
 }
 

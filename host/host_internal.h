@@ -24,6 +24,9 @@ struct capsa_host_renderer {
   pid_t pid;
   enum capsa__rstate state;
   capsa_channel_t ch;
+  // msg->origin of this incarnation's channel (0 until its first message):
+  // capsa_renderer_reply refuses an answer to any other (-ESTALE).
+  uint64_t origin;
   uv_poll_t exit_poll;
   uv_timer_t timer;  // heartbeat, or the grace period after EPIPE
   int open_handles;  // uv handles + channel of this incarnation still open

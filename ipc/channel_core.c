@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -55,6 +56,10 @@ int capsa__core_new(int fd, capsa_peer_role_t peer, size_t max_queued,
   capsa_peer_state_init(&c->peer, peer);
   c->next_seq = 1;
   c->next_request_id = 1;
+  // Never 0 (a message built by hand) and never reused, unlike the address
+  // of a freed core: an earlier incarnation's request stays foreign.
+  static _Atomic uint64_t serials;
+  c->serial = ++serials;
   c->max_queued = max_queued ? max_queued : CAPSA__DEFAULT_MAX_QUEUED;
   for (int i = 0; i < 2; i++) capsa_msg_init(&c->rx[i].msg, CAPSA_MSG_NONE);
   *out = c;
@@ -147,4 +152,9 @@ uint64_t capsa__core_next_deadline(const capsa__chan_core_t *c) {
     if (c->pending[i].id != 0 && c->pending[i].deadline_ms < d)
       d = c->pending[i].deadline_ms;
   return d;
+}
+
+capsa_peer_role_t capsa__core_self(const capsa__chan_core_t *c) {
+  return c->peer.peer == CAPSA_PEER_HOST ? CAPSA_PEER_RENDERER
+                                         : CAPSA_PEER_HOST;
 }

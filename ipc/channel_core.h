@@ -31,6 +31,11 @@ extern "C" {
 // Descriptors held by a send queue: a peer that never reads must not make us
 // run out of descriptor numbers either.
 #define CAPSA__MAX_QUEUED_FDS 256
+// Requests of the peer not answered yet that the channel remembers (the
+// oldest is forgotten past this: its answer is then refused, -ENOENT). The
+// peer's own table holds CAPSA__MAX_PENDING; more room for requests it
+// gave up on and the embedder never answers.
+#define CAPSA__MAX_PEER_OPEN 256
 
 typedef struct capsa__pending {
   uint64_t id;           // 0: free slot
@@ -71,6 +76,13 @@ typedef struct capsa__chan_core {
   // not treated as bad messages.
   uint64_t expired[16];
   unsigned expired_next;
+  // This channel's number, unique in the process (stamped on every received
+  // message as msg->origin), and the ids of the peer's requests it has
+  // received and not answered, oldest first: a reply must answer one of
+  // them, once (capsa__core_check_reply).
+  uint64_t serial;
+  uint64_t peer_open[CAPSA__MAX_PEER_OPEN];
+  unsigned npeer_open;
   int has_fastpath;
   capsa_fastpath_t fastpath;
   capsa__rx_slot_t rx[2];  // [0] socket, [1] fast path
@@ -129,6 +141,22 @@ int capsa__core_take_any(capsa__chan_core_t *c, capsa__pending_t *out);
 // Removes and returns in *out the request `id` answers; 1 if found.
 int capsa__core_take_reply(capsa__chan_core_t *c, uint64_t id,
                            capsa__pending_t *out);
+// Whether `request` (received) may be answered on this channel now: 0, or
+// -EINVAL (not a request), -ESTALE (delivered by another channel: an
+// earlier incarnation's), -ENOENT (not a request of this peer still open:
+// never made, already answered, or forgotten as the oldest of more than
+// CAPSA__MAX_PEER_OPEN). Sets reply's flags and id when it may.
+int capsa__core_check_reply(const capsa__chan_core_t *c,
+                            const capsa_msg_t *request, capsa_msg_t *reply);
+// After a reply to `id` went: the request is no longer open.
+void capsa__core_close_peer_request(capsa__chan_core_t *c, uint64_t id);
+// On receipt of a request of the peer: remembers it as open.
+void capsa__core_open_peer_request(capsa__chan_core_t *c, uint64_t id);
+
+// Who sends on this channel: the role opposite to its peer's (which write
+// seal a read-only region we send needs: ipc/handle.h).
+capsa_peer_role_t capsa__core_self(const capsa__chan_core_t *c);
+
 // Earliest deadline, or UINT64_MAX when nothing is pending.
 uint64_t capsa__core_next_deadline(const capsa__chan_core_t *c);
 

@@ -109,7 +109,8 @@ static int read_socket(capsa__chan_core_t *c) {
                    capsa_msg_type_name(s->msg.type), s->msg.handle_count, nfds);
   for (int i = 0; err == 0 && i < nfds; i++) {
     char why[CAPSA_IPC_REASON_MAX];
-    err = capsa_handle_check(fds[i], &s->msg.handles[i], why, sizeof why);
+    err = capsa_handle_check(fds[i], &s->msg.handles[i], c->peer.peer, why,
+                             sizeof why);
     if (err < 0)
       capsa__bad(c->reason, sizeof c->reason, "%s: handle %d: %s",
                  capsa_msg_type_name(s->msg.type), i, why);
@@ -182,6 +183,9 @@ static int deliver(capsa__chan_core_t *c, int slot, capsa__rx_t *rx) {
     c->rx[slot].full = 0;
     return fail(c, err);
   }
+  m->origin = c->serial;
+  if (m->flags & CAPSA_MSG_F_REQUEST)
+    capsa__core_open_peer_request(c, m->request_id);
   rx->msg = m;
   return 1;
 }

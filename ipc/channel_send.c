@@ -114,8 +114,8 @@ int capsa__core_send(capsa__chan_core_t *c, capsa_msg_t *msg) {
     // than its declaration (an O_RDWR file declared read-only, an unsealed
     // region declared read-only) never leaves, whoever would check it next.
     char why[CAPSA_IPC_REASON_MAX];
-    if (capsa_handle_check(msg->handles[i].fd, &msg->handles[i], why,
-                           sizeof why) < 0)
+    if (capsa_handle_check(msg->handles[i].fd, &msg->handles[i],
+                           capsa__core_self(c), why, sizeof why) < 0)
       return capsa__core_refuse(c, -EINVAL, "handle %u: %s", (unsigned)i, why);
     fds[i] = msg->handles[i].fd;
   }

@@ -102,7 +102,8 @@ int capsa_handle_check_decl(const capsa_handle_t *d, char *r, size_t n) {
 }
 
 static int check_shm(int fd, const struct stat *st, int fl,
-                     const capsa_handle_t *d, char *r, size_t n) {
+                     const capsa_handle_t *d, capsa_peer_role_t sender, char *r,
+                     size_t n) {
   if (!S_ISREG(st->st_mode))
     return capsa__bad(r, n, "shm handle is a %s", mode_name(st->st_mode));
   int seals = capsa_memfd_seals(fd);
@@ -131,6 +132,15 @@ static int check_shm(int fd, const struct stat *st, int fl,
     // Read-only by seal, not by access mode: a read-only fd could be
     // reopened writable through /proc/self/fd.
     return capsa__bad(r, n, "read-only shm handle lacks a write seal");
+  } else if (sender != CAPSA_PEER_HOST && !(seals & CAPSA_SEAL_WRITE)) {
+    // FUTURE_WRITE leaves the mappings made before it writable: the
+    // renderer that made the region could change it under the host's
+    // checks. F_SEAL_WRITE cannot be set while one exists.
+    return capsa__bad(r, n,
+                      "read-only shm handle from a renderer is sealed "
+                      "F_SEAL_FUTURE_WRITE, not F_SEAL_WRITE: its maker may "
+                      "still write it (make it with "
+                      "CAPSA_SHM_CREATOR_FREEZES, then capsa_shm_freeze)");
   }
   return 0;
 }
@@ -183,7 +193,8 @@ static int check_file(const struct stat *st, int fl, const capsa_handle_t *d,
   return 0;
 }
 
-int capsa_handle_check(int fd, const capsa_handle_t *d, char *r, size_t n) {
+int capsa_handle_check(int fd, const capsa_handle_t *d,
+                       capsa_peer_role_t sender, char *r, size_t n) {
   int err = capsa_handle_check_decl(d, r, n);
   if (err < 0) return err;
   struct stat st;
@@ -193,7 +204,7 @@ int capsa_handle_check(int fd, const capsa_handle_t *d, char *r, size_t n) {
   if (fl & O_PATH) return capsa__bad(r, n, "handle is an O_PATH descriptor");
   switch (d->kind) {
     case CAPSA_HANDLE_SHM:
-      return check_shm(fd, &st, fl, d, r, n);
+      return check_shm(fd, &st, fl, d, sender, r, n);
     case CAPSA_HANDLE_CHANNEL:
       return check_channel(fd, &st, fl, r, n);
     case CAPSA_HANDLE_FILE:

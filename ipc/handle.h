@@ -14,7 +14,14 @@
 //   SHM      regular file that accepts F_GET_SEALS (a memfd), st_size ==
 //            declared size, sealed F_SEAL_GROW|F_SEAL_SHRINK; not executable
 //            (no exec mode bits); writable: O_RDWR and no write seal;
-//            read-only: F_SEAL_WRITE or F_SEAL_FUTURE_WRITE.
+//            read-only from the host: F_SEAL_WRITE or F_SEAL_FUTURE_WRITE
+//            (the host keeps the writable mapping it filled the region
+//            through, and the renderer trusts the host); read-only from a
+//            renderer: F_SEAL_WRITE, which the kernel refuses while any
+//            writable mapping exists. With FUTURE_WRITE alone the renderer
+//            that made the region keeps its earlier writable mapping and
+//            changes it under the host's checks (issue 32, item 5); it
+//            makes one with CAPSA_SHM_CREATOR_FREEZES (ipc/shm.h).
 //   CHANNEL  AF_UNIX SOCK_SEQPACKET, unnamed and with an unnamed peer (a
 //            socketpair end, not a socket bound or connected to a path).
 //   FILE     regular file, opened O_RDONLY (not O_PATH), st_size == size.
@@ -25,14 +32,18 @@
 #include <stddef.h>
 
 #include "ipc/message.h"
+#include "ipc/validate.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 // Checks `fd` (borrowed: neither closed nor modified) against `decl` (its fd
-// member is ignored). Returns 0, or -EBADMSG with a reason.
-int capsa_handle_check(int fd, const capsa_handle_t *decl, char *reason,
+// member is ignored), sent by `sender` (CAPSA_PEER_HOST or
+// CAPSA_PEER_RENDERER: which write seal a read-only region needs). Returns
+// 0, or -EBADMSG with a reason.
+int capsa_handle_check(int fd, const capsa_handle_t *decl,
+                       capsa_peer_role_t sender, char *reason,
                        size_t reason_size);
 
 // Checks a declaration alone (kind known, rights valid and within the kind's

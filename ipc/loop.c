@@ -215,12 +215,13 @@ int capsa_rloop_send(capsa_rloop_t *l, capsa_msg_t *msg) {
 
 int capsa_rloop_reply(capsa_rloop_t *l, const capsa_msg_t *request,
                       capsa_msg_t *reply) {
-  if (request == NULL || reply == NULL || request->request_id == 0 ||
-      !(request->flags & CAPSA_MSG_F_REQUEST))
-    return -EINVAL;
-  reply->flags = CAPSA_MSG_F_RESPONSE;
-  reply->request_id = request->request_id;
-  return capsa_rloop_send(l, reply);
+  if (l == NULL) return -EINVAL;
+  int err = capsa__core_check_reply(l->core, request, reply);
+  if (err == 0) err = capsa_rloop_send(l, reply);
+  // -ETIMEDOUT: queued, sent by a later send; answered all the same.
+  if (err == 0 || err == -ETIMEDOUT)
+    capsa__core_close_peer_request(l->core, request->request_id);
+  return err;
 }
 
 // Receives and dispatches one message, waiting until `deadline`. Returns the

@@ -100,6 +100,8 @@ int capsa_rloop_init(capsa_rloop_t *l, int fd, capsa_rloop_message_cb on_msg,
 // passes (-ETIMEDOUT). Handle ownership as capsa_channel_send: owned by the
 // loop (closed after sending) on success, by the caller on error.
 int capsa_rloop_send(capsa_rloop_t *l, capsa_msg_t *msg);
+// Answers `request` as capsa_rloop_send sends: each request of the peer
+// once; refused as capsa_channel_reply refuses (-EINVAL, -ESTALE, -ENOENT).
 int capsa_rloop_reply(capsa_rloop_t *l, const capsa_msg_t *request,
                       capsa_msg_t *reply);
 

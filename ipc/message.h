@@ -187,6 +187,14 @@ typedef struct capsa_msg {
   uint32_t flags;       // CAPSA_MSG_F_*
   uint64_t request_id;  // requests and responses; set by the channel
   uint64_t seq;         // per-direction order; set by the channel
+  // Received messages: which channel delivered it, a number unique in this
+  // process for the channel's life (a renderer's incarnation has a channel
+  // of its own). Set by the channel; 0 in a message you build. A reply
+  // carries only request_id, and every channel numbers its requests from
+  // 1, so capsa_channel_reply checks this to refuse (-ESTALE) answering a
+  // request of another channel or an earlier incarnation. Keep it when
+  // copying a request to answer it later.
+  uint64_t origin;
   uint32_t handle_count;
   capsa_handle_t handles[CAPSA_IPC_MAX_HANDLES];
   union {

@@ -40,7 +40,7 @@ int capsa_shm_create(size_t size, const char *name, capsa_shm_mode_t mode,
   region_reset(out);
   if (size == 0 || size > CAPSA_SHM_MAX_SIZE) return -EINVAL;
   if (mode != CAPSA_SHM_CREATOR_WRITES && mode != CAPSA_SHM_PEER_WRITES &&
-      mode != CAPSA_SHM_BOTH_WRITE)
+      mode != CAPSA_SHM_BOTH_WRITE && mode != CAPSA_SHM_CREATOR_FREEZES)
     return -EINVAL;
   size_t ps = page_size();
   size = (size + ps - 1) & ~(ps - 1);
@@ -59,10 +59,14 @@ int capsa_shm_create(size_t size, const char *name, capsa_shm_mode_t mode,
   // Read-only for the peer: FUTURE_WRITE (not WRITE), so our writable mapping
   // made just above keeps working while every later write path through any
   // descriptor of this memfd is refused.
-  int err = mode == CAPSA_SHM_CREATOR_WRITES ? capsa_memfd_seal_readonly(fd)
-                                             : capsa_memfd_seal_shared(fd);
+  // CAPSA_SHM_CREATOR_FREEZES: the seal set stays open for F_SEAL_WRITE
+  // (capsa_shm_freeze); only the size (and exec) seals are on it now.
+  int err = mode == CAPSA_SHM_CREATOR_WRITES    ? capsa_memfd_seal_readonly(fd)
+            : mode == CAPSA_SHM_CREATOR_FREEZES ? 0
+                                                : capsa_memfd_seal_shared(fd);
   uint32_t want = capsa_shm_base_seals();
   if (mode == CAPSA_SHM_CREATOR_WRITES) want |= CAPSA_SEAL_FUTURE_WRITE;
+  if (mode == CAPSA_SHM_CREATOR_FREEZES) want &= ~CAPSA_SEAL_SEAL;
   int got = err < 0 ? err : capsa_memfd_seals(fd);
   if (got >= 0 && ((uint32_t)got & want) != want) got = -ENOTCAPABLE;
   if (got < 0) {
@@ -78,9 +82,39 @@ int capsa_shm_create(size_t size, const char *name, capsa_shm_mode_t mode,
   return 0;
 }
 
+int capsa_shm_freeze(capsa_shm_region_t *r) {
+  if (!r || r->fd < 0 || !r->base || !r->writable ||
+      (r->seals & CAPSA_SEAL_SEAL))
+    return -EINVAL;
+  // Our own writable mapping would make the kernel refuse F_SEAL_WRITE.
+  if (munmap(r->base, r->size) < 0) return neg_errno();
+  r->base = NULL;
+  int err = 0;
+  if (fcntl(r->fd, F_ADD_SEALS, CAPSA_SEAL_WRITE | CAPSA_SEAL_SEAL) != 0)
+    err = neg_errno();
+  bool writable = err < 0;  // refused: as it was, writable again
+  int got = writable ? 0 : capsa_memfd_seals(r->fd);
+  if (got > 0) r->seals = (uint32_t)got;
+  // Sealed: a private read-only mapping. Kernels before 6.7 refuse any
+  // shared mapping of a write-sealed memfd through an O_RDWR descriptor, and
+  // nothing can change the pages now, so private reads see what is there;
+  // a later mprotect(PROT_WRITE) only ever writes a private copy.
+  void *base =
+      mmap(NULL, r->size, writable ? PROT_READ | PROT_WRITE : PROT_READ,
+           writable ? MAP_SHARED : MAP_PRIVATE, r->fd, 0);
+  if (base == MAP_FAILED) {
+    r->writable = false;
+    return err < 0 ? err : neg_errno();
+  }
+  r->base = base;
+  r->writable = writable;
+  return err < 0 ? err : got < 0 ? got : 0;
+}
+
 int capsa_shm_verify(int fd, size_t size, capsa_shm_access_t access) {
   if (fd < 0) return -EBADF;
-  if (access != CAPSA_SHM_PEER_READS && access != CAPSA_SHM_PEER_READWRITE)
+  if (access != CAPSA_SHM_PEER_READS && access != CAPSA_SHM_PEER_READWRITE &&
+      access != CAPSA_SHM_READS_FROZEN)
     return -EINVAL;
   uint32_t need = capsa_shm_base_seals();
   size_t actual = 0;
@@ -92,6 +126,9 @@ int capsa_shm_verify(int fd, size_t size, capsa_shm_access_t access) {
   if (seals < 0) return seals;
   bool write_sealed = seals & (CAPSA_SEAL_WRITE | CAPSA_SEAL_FUTURE_WRITE);
   if (access == CAPSA_SHM_PEER_READS && !write_sealed) return -ENOTCAPABLE;
+  // FUTURE_WRITE leaves the maker's earlier writable mapping working.
+  if (access == CAPSA_SHM_READS_FROZEN && !(seals & CAPSA_SEAL_WRITE))
+    return -ENOTCAPABLE;
   if (access == CAPSA_SHM_PEER_READWRITE) {
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0) return neg_errno();
@@ -108,7 +145,7 @@ int capsa_shm_map_fd(int fd, size_t size, capsa_shm_access_t access,
   region_reset(out);
   int seals = capsa_shm_verify(fd, size, access);
   if (seals < 0) return seals;
-  bool writable = access == CAPSA_SHM_PEER_READWRITE;
+  bool writable = access == CAPSA_SHM_PEER_READWRITE;  // else read-only
   void *base = mmap(NULL, size, writable ? PROT_READ | PROT_WRITE : PROT_READ,
                     MAP_SHARED, fd, 0);
   if (base == MAP_FAILED) return neg_errno();

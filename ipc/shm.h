@@ -28,10 +28,21 @@
 // convention, and holds across dup, fork, SCM_RIGHTS and /proc/self/fd
 // reopening, because seals belong to the inode:
 //
-//   mode                      creator maps   peer gets        seal added
-//   CAPSA_SHM_CREATOR_WRITES  read-write     read-only        FUTURE_WRITE
-//   CAPSA_SHM_PEER_WRITES     read-only      read-write       -
-//   CAPSA_SHM_BOTH_WRITE      read-write     read-write       -
+//   mode                       creator maps   peer gets        seal added
+//   CAPSA_SHM_CREATOR_WRITES   read-write     read-only        FUTURE_WRITE
+//   CAPSA_SHM_CREATOR_FREEZES  read-write,    read-only        WRITE, at
+//                              then read-only                  capsa_shm_freeze
+//   CAPSA_SHM_PEER_WRITES      read-only      read-write       -
+//   CAPSA_SHM_BOTH_WRITE       read-write     read-write       -
+//
+// Read-only is FUTURE_WRITE for a region the host makes: the host's own
+// mapping, made before the seal, stays writable, and the renderer trusts the
+// host. The host does not trust a renderer: a region a renderer sends it
+// read-only must carry F_SEAL_WRITE, which the kernel refuses to add while
+// any writable mapping of the memfd exists, anywhere (ipc/handle.h checks it
+// on receipt; the host maps it with CAPSA_SHM_READS_FROZEN). A renderer makes
+// one with CAPSA_SHM_CREATOR_FREEZES: it fills the region, then
+// capsa_shm_freeze() drops its writable mapping and seals.
 //
 // With CAPSA_SHM_PEER_WRITES and CAPSA_SHM_BOTH_WRITE the peer can change the
 // content at any moment: treat every byte as hostile, copy it out with
@@ -67,6 +78,11 @@ typedef enum capsa_shm_mode {
   // Both sides write (rings: each side owns some words). Content is hostile
   // for both.
   CAPSA_SHM_BOTH_WRITE = 3,
+  // The creator writes, then freezes (capsa_shm_freeze): F_SEAL_WRITE, after
+  // which nobody, the creator included, can change a byte. What a renderer
+  // sends the host as read-only. Until frozen the seal set is open and the
+  // region is not sendable (a receiver refuses it).
+  CAPSA_SHM_CREATOR_FREEZES = 4,
 } capsa_shm_mode_t;
 
 // How the receiving side of a descriptor intends to map it; checked against
@@ -78,6 +94,10 @@ typedef enum capsa_shm_access {
   CAPSA_SHM_PEER_READS = 1,
   // Needs no write seal and an O_RDWR descriptor; mapped read-write.
   CAPSA_SHM_PEER_READWRITE = 2,
+  // Needs F_SEAL_WRITE: no writable mapping exists anywhere, not even the
+  // creator's. How the host maps a region a renderer made (a renderer's
+  // FUTURE_WRITE region is refused: its maker may still write it).
+  CAPSA_SHM_READS_FROZEN = 3,
 } capsa_shm_access_t;
 
 // Largest region capsa creates or accepts (1 GiB): a declared size beyond it
@@ -104,13 +124,24 @@ typedef struct capsa_shm_region {
 int capsa_shm_create(size_t size, const char *name, capsa_shm_mode_t mode,
                      capsa_shm_region_t *out);
 
+// A CAPSA_SHM_CREATOR_FREEZES region, filled: drops this process's writable
+// mapping, seals F_SEAL_WRITE | F_SEAL_SEAL and maps it again read-only
+// (r->writable false, r->seals updated). Afterwards no one can write it, so
+// it may be sent read-only to the host. Returns 0, -EINVAL (not a mapped,
+// unfrozen CAPSA_SHM_CREATOR_FREEZES region), -EBUSY (a writable mapping
+// of it still exists: one made through r->fd or a dup, or inherited by a
+// child forked since; the region is left as it was, writable), or mmap's
+// -errno.
+int capsa_shm_freeze(capsa_shm_region_t *r);
+
 // Checks, from the receiving side, that `fd` is a memfd region of exactly
 // `size` bytes whose seals enforce `access`: a regular shmem file (F_GET_SEALS
 // works), size sealed both ways, seal set closed, exec sealed when the kernel
-// knows F_SEAL_EXEC, and for CAPSA_SHM_PEER_READS a write seal. Never blocks
+// knows F_SEAL_EXEC, for CAPSA_SHM_PEER_READS a write seal, for
+// CAPSA_SHM_READS_FROZEN F_SEAL_WRITE itself. Never blocks
 // (no read or open on `fd`). `fd` stays owned by the caller.
 // Returns the descriptor's seals (>= 0) or -errno: -EBADF, -ENODEV (not a
-// sealable memfd), -EMSGSIZE (size differs or is out of range), -EPERM (a
+// sealable memfd), -EMSGSIZE (size differs or is out of range), -ENOTCAPABLE (a
 // required seal is missing), -EACCES (CAPSA_SHM_PEER_READWRITE on a descriptor
 // not open for writing).
 int capsa_shm_verify(int fd, size_t size, capsa_shm_access_t access);

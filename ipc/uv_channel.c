@@ -238,7 +238,7 @@ static int reopen_handles(capsa__chan_core_t *c, capsa_msg_t *msg, int *orig) {
     if (h->kind != CAPSA_HANDLE_FILE && h->kind != CAPSA_HANDLE_SHM) continue;
     char why[CAPSA_IPC_REASON_MAX];
     int nfd =
-        capsa_handle_check(h->fd, h, why, sizeof why) < 0
+        capsa_handle_check(h->fd, h, capsa__core_self(c), why, sizeof why) < 0
             ? capsa__core_refuse(c, -EINVAL, "handle %u: %s", (unsigned)i, why)
             : capsa_handle_reopen(h->fd, h->writable);
     if (nfd < 0) {
@@ -313,12 +313,11 @@ int capsa_channel_request(capsa_channel_t *ch, capsa_msg_t *msg,
 
 int capsa_channel_reply(capsa_channel_t *ch, const capsa_msg_t *request,
                         capsa_msg_t *reply) {
-  if (request == NULL || reply == NULL || request->request_id == 0 ||
-      !(request->flags & CAPSA_MSG_F_REQUEST))
-    return -EINVAL;
-  reply->flags = CAPSA_MSG_F_RESPONSE;
-  reply->request_id = request->request_id;
-  return capsa_channel_send(ch, reply);
+  if (ch == NULL) return -EINVAL;
+  int err = capsa__core_check_reply(ch->core, request, reply);
+  if (err == 0) err = capsa_channel_send(ch, reply);
+  if (err == 0) capsa__core_close_peer_request(ch->core, request->request_id);
+  return err;
 }
 
 int capsa_channel_set_fastpath(capsa_channel_t *ch,

@@ -175,8 +175,14 @@ int capsa_channel_request(capsa_channel_t *ch, capsa_msg_t *msg,
                           uint64_t timeout_ms, capsa_channel_reply_cb cb,
                           void *arg);
 
-// Answers `request` (borrowed) with `reply` (sets CAPSA_MSG_F_RESPONSE and
-// the request's id). Ownership as capsa_channel_send.
+// Answers `request` (borrowed: a request this channel delivered, or a copy
+// of its header with `origin` kept) with `reply` (sets CAPSA_MSG_F_RESPONSE
+// and the request's id). Ownership as capsa_channel_send. Each request of
+// the peer is answered once; refused, and nothing sent: -EINVAL (not a
+// request), -ESTALE (delivered by another channel, e.g. a renderer's
+// earlier incarnation: its ids are reused by the next one), -ENOENT (no
+// request of the peer open with that id: already answered, never made, or
+// the oldest of more than 256 left unanswered, which the channel forgot).
 int capsa_channel_reply(capsa_channel_t *ch, const capsa_msg_t *request,
                         capsa_msg_t *reply);
 

@@ -1527,7 +1527,14 @@ const capsa_renderer_handlers_t fonts_h = {
     (void *)"font:regular|font:mono|dns:localhost",
     capsa_test::kCommand,
     1};
+const capsa_renderer_handlers_t linker_h = {"linker",
+                                            FetchAll,
+                                            OnTestMessage,
+                                            (void *)"file:hard|file:a.txt",
+                                            capsa_test::kCommand,
+                                            1};
 CAPSA_RENDERER_KIND(k_reader, "reader", capsa_renderer_main, &reader)
+CAPSA_RENDERER_KIND(k_linker, "linker", capsa_renderer_main, &linker_h)
 CAPSA_RENDERER_KIND(k_nodir, "nodir", capsa_renderer_main, &nodir_h)
 CAPSA_RENDERER_KIND(k_honest, "honest", capsa_renderer_main, &dns_h)
 CAPSA_RENDERER_KIND(k_onefile, "onefile", capsa_renderer_main, &onefile_h)
@@ -1569,6 +1576,39 @@ TEST_F(BrokerTest, FileOpenAllowedBeneathRootOnlyAndReadOnly) {
   EXPECT_EQ("dns:localhost status=" + std::to_string(-EACCES), l[7]);
   EXPECT_EQ("gopher:x status=" + std::to_string(-EPROTONOSUPPORT), l[8]);
   EXPECT_EQ("file:a.txt status=" + std::to_string(-EACCES), Logs(1)[0]);
+}
+
+// A hard link beneath the resource directory to a file outside it: openat2's
+// RESOLVE_BENEATH checks the path, not the inode, so it resolves. The
+// broker refuses any regular file with more than one link (-EMLINK) and
+// still serves the files that have one (issue 32, item 8).
+TEST_F(BrokerTest, FileRefusesAHardLinkToAFileOutside) {
+  char outside[] = "/tmp/capsa-outside-XXXXXX";
+  ASSERT_NE(nullptr, mkdtemp(outside));
+  std::string secret = std::string(outside) + "/secret";
+  std::string hard = dir_ + "/hard";
+  int fd = open(secret.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(6, write(fd, "secret", 6));
+  close(fd);
+  ASSERT_EQ(0, link(secret.c_str(), hard.c_str())) << strerror(errno);
+  g_dirfd = dirfd_;
+  int k = Kind("linker", [](capsa_kind_options_t *o) {
+    o->resource_dir_fd = g_dirfd;
+    o->arg = (void *)&linker_h;
+  });
+  ASSERT_EQ(0, capsa_host_start(&f_.host));
+  Spawn(k);
+  bool done = RunUntil([&] { return Logs(0).size() >= 2; }, 10000);
+  unlink(hard.c_str());
+  unlink(secret.c_str());
+  rmdir(outside);
+  ASSERT_TRUE(done) << Dump();
+  std::vector<std::string> l = Logs(0);
+  EXPECT_EQ("file:hard status=" + std::to_string(-EMLINK), l[0]);
+  EXPECT_EQ(
+      "file:a.txt status=0 body=hello write_errno=" + std::to_string(EBADF),
+      l[1]);
 }
 
 // A renderer that floods the broker with name lookups is killed at its

@@ -16,6 +16,7 @@
 
 #include "ipc/codec.h"
 #include "ipc/loop.h"
+#include "ipc/shm.h"
 #include "sandbox/capmode.h"
 #include "tests/harness/child.h"
 #include "tests/ipc/ipc_test_util.h"
@@ -194,6 +195,63 @@ void RunRenderer(bool apply_rights) {
   EXPECT_EQ(CAPSA_MSG_RESOURCE_REQUEST, types[0]);
   EXPECT_EQ(CAPSA_MSG_PONG, types[1]);
   _exit(::testing::Test::HasFailure() ? 1 : 0);  // no LSan in capmode
+}
+
+// A renderer in capability mode makes a region the host may trust as
+// read-only (issue 32, item 5): CAPSA_SHM_CREATOR_FREEZES, filled, frozen
+// (munmap, F_ADD_SEALS, mmap: all left by capability mode), sent by its
+// loop, arriving write-sealed for good.
+void FreezeAndSend() {
+  int sp[2];
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp));
+  ASSERT_EQ(0, capsa_cap_enter());
+  capsa_rloop_options_t o = {};
+  o.peer = CAPSA_PEER_HOST;
+  o.send_timeout_ms = 1000;
+  o.interfaces = ipc_test::kCarrier;
+  o.ninterfaces = 1;
+  capsa_rloop_t l;
+  ASSERT_EQ(0, capsa_rloop_init(&l, sp[0], OnMessage, &o));
+  capsa_shm_region_t r;
+  ASSERT_EQ(0, capsa_shm_create(4096, "frozen", CAPSA_SHM_CREATOR_FREEZES, &r));
+  ASSERT_EQ(0, capsa_shm_write(&r, 0, "drawn", 6));
+  ASSERT_EQ(0, capsa_shm_freeze(&r));
+  capsa_test_carrier_give_t g;
+  capsa_test_carrier_give_init(&g);
+  capsa_msg_t m;
+  capsa_msg_init_iface(&m, &capsa_test_carrier_interface,
+                       CAPSA_TEST_CARRIER_GIVE, &g);
+  capsa_rights_t rr = ipc_test::ReadRights();
+  g.region = capsa_msg_add_handle(&m, capsa_shm_release_fd(&r),
+                                  CAPSA_HANDLE_SHM, &rr, 4096, false);
+  ASSERT_EQ(0, g.region);
+  ASSERT_EQ(0, capsa_rloop_send(&l, &m)) << l.reason;
+  // The host's end: one record, one descriptor, sealed against writes.
+  std::vector<uint8_t> buf(CAPSA_IPC_MAX_MESSAGE + 8);
+  struct iovec iov = {buf.data(), buf.size()};
+  alignas(struct cmsghdr) char ctl[CMSG_SPACE(sizeof(int))] = {};
+  struct msghdr mh = {};
+  mh.msg_iov = &iov;
+  mh.msg_iovlen = 1;
+  mh.msg_control = ctl;
+  mh.msg_controllen = sizeof ctl;
+  ASSERT_GT(recvmsg(sp[1], &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT), 0);
+  struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+  ASSERT_NE(nullptr, c);
+  int got;
+  memcpy(&got, CMSG_DATA(c), sizeof got);
+  EXPECT_TRUE(fcntl(got, F_GET_SEALS) & F_SEAL_WRITE);
+  EXPECT_EQ(-1, pwrite(got, "x", 1, 0));
+  char back[6] = {};
+  EXPECT_EQ(6, pread(got, back, 6, 0));
+  EXPECT_STREQ("drawn", back);
+  capsa_shm_close(&r);
+  capsa_rloop_close(&l);
+  _exit(::testing::Test::HasFailure() ? 1 : 0);  // no LSan in capmode
+}
+
+TEST(CapModeLoop, FreezesAndSendsARegionInCapabilityMode) {
+  CAPSA_EXPECT_CHILD_OK([] { FreezeAndSend(); });
 }
 
 TEST(CapModeLoop, ReceivesRepliesAndCallsInCapabilityMode) {

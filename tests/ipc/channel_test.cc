@@ -1035,3 +1035,53 @@ TEST(FastPath, AGapIsABadMessage) {
 }
 
 }  // namespace
+
+namespace {
+
+// A request of the peer is answered once, and only on the channel that
+// delivered it (issue 32, item 3): every channel's peer numbers its requests
+// from 1, so an answer meant for another channel (a renderer's earlier
+// incarnation) would otherwise reach this one. Refused, nothing sent.
+TEST_F(HostChannel, ARequestIsAnsweredOnceAndOnlyOnItsOwnChannel) {
+  Open();
+  capsa_msg_t kept;
+  bool got = false;
+  on_msg_ = [&](capsa_msg_t *m) {
+    if (m->type != CAPSA_MSG_RESOURCE_REQUEST) return;
+    kept = *m;
+    got = true;
+  };
+  SendRaw(ipc_test::Hello());
+  capsa_msg_t req = Sample(CAPSA_MSG_RESOURCE_REQUEST);
+  req.flags = CAPSA_MSG_F_REQUEST;
+  req.request_id = 1;
+  req.seq = 2;
+  SendRaw(req);
+  RunUntil([&] { return got; });
+  ASSERT_TRUE(got) << why_;
+  EXPECT_NE(0u, kept.origin) << "the channel stamps what it delivers";
+  capsa_msg_t resp;
+  capsa_msg_init(&resp, CAPSA_MSG_RESOURCE_RESPONSE);
+  capsa_msg_t foreign = kept;
+  foreign.origin ^= 1ULL << 63;  // delivered by some other channel
+  EXPECT_EQ(-ESTALE, capsa_channel_reply(&ch_, &foreign, &resp));
+  capsa_msg_t built;  // by hand: no channel delivered it
+  capsa_msg_init(&built, CAPSA_MSG_RESOURCE_REQUEST);
+  built.flags = CAPSA_MSG_F_REQUEST;
+  built.request_id = 1;
+  EXPECT_EQ(-ESTALE, capsa_channel_reply(&ch_, &built, &resp));
+  capsa_msg_t unasked = kept;
+  unasked.request_id = 2;
+  EXPECT_EQ(-ENOENT, capsa_channel_reply(&ch_, &unasked, &resp));
+  EXPECT_EQ(0, capsa_channel_reply(&ch_, &kept, &resp));
+  EXPECT_EQ(-ENOENT, capsa_channel_reply(&ch_, &kept, &resp)) << "twice";
+  // Exactly one record reached the peer.
+  uv_run(&loop_, UV_RUN_NOWAIT);
+  std::vector<uint8_t> buf(CAPSA_IPC_MAX_MESSAGE);
+  EXPECT_GT(recv(sp_[1], buf.data(), buf.size(), MSG_DONTWAIT), 0);
+  EXPECT_EQ(-1, recv(sp_[1], buf.data(), buf.size(), MSG_DONTWAIT));
+  EXPECT_EQ(EAGAIN, errno);
+  EXPECT_EQ(0, err_) << why_;
+}
+
+}  // namespace

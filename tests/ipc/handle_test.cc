@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "ipc/handle.h"
+#include "sandbox/memfd.h"
 #include "tests/ipc/ipc_test_util.h"
 
 namespace {
@@ -47,9 +48,10 @@ class HandleCheck : public ::testing::Test {
     return d;
   }
   // "ok" or the reason.
-  std::string Check(int fd, const capsa_handle_t &d) {
+  std::string Check(int fd, const capsa_handle_t &d,
+                    capsa_peer_role_t sender = CAPSA_PEER_HOST) {
     char r[CAPSA_IPC_REASON_MAX] = "";
-    int err = capsa_handle_check(fd, &d, r, sizeof r);
+    int err = capsa_handle_check(fd, &d, sender, r, sizeof r);
     if (err == 0) return "ok";
     EXPECT_EQ(-EBADMSG, err);
     return r;
@@ -84,6 +86,24 @@ TEST_F(HandleCheck, SealedRegions) {
   EXPECT_REASON(Check(ro, Decl(CAPSA_HANDLE_SHM, 8192, false)), "size");
   close(ro);
   close(rw);
+}
+
+// Read-only from a renderer takes F_SEAL_WRITE: with FUTURE_WRITE alone the
+// renderer that made the region may still write it through its earlier
+// mapping (issue 32, item 5). From the host, FUTURE_WRITE stays enough.
+TEST_F(HandleCheck, ReadOnlyFromARendererTakesTheWriteSeal) {
+  int future = ipc_test::SealedRegion(4096, false);
+  ASSERT_GE(future, 0);
+  capsa_handle_t ro = Decl(CAPSA_HANDLE_SHM, 4096, false);
+  EXPECT_EQ("ok", Check(future, ro, CAPSA_PEER_HOST));
+  EXPECT_REASON(Check(future, ro, CAPSA_PEER_RENDERER), "F_SEAL_WRITE");
+  int frozen = capsa_memfd_create("frozen", 4096);
+  ASSERT_GE(frozen, 0);
+  ASSERT_EQ(0, fcntl(frozen, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SEAL));
+  EXPECT_EQ("ok", Check(frozen, ro, CAPSA_PEER_RENDERER));
+  EXPECT_EQ("ok", Check(frozen, ro, CAPSA_PEER_HOST));
+  close(future);
+  close(frozen);
 }
 
 TEST_F(HandleCheck, UnsealedMemfdIsNotARegion) {
