@@ -5,9 +5,11 @@
 //
 //   // A title from a renderer's reply, in a string field not marked
 //   // capsa_text: anything a hostile renderer chose, byte for byte.
-//   char safe[256];
-//   capsa_text_escape(reply->title, strlen(reply->title), safe, sizeof safe);
-//   printf("title: %s\n", safe);  // one printable line of valid UTF-8
+//   void show_title(const char *title) {
+//     char safe[256];
+//     capsa_text_escape(title, strlen(title), safe, sizeof safe);
+//     printf("title: %s\n", safe);  // one printable line of valid UTF-8
+//   }
 //
 // Escaped: newline, carriage return and tab as \n \r \t; other C0 controls,
 // ESC and DEL as \xNN; the C1 controls (8-bit CSI, OSC), the Unicode format
