@@ -74,7 +74,7 @@ void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
 
 // Spawns n renderers of "layout", one after the other (each after the
 // previous one reported), on a host with zygote_renew_after = renew.
-std::vector<Layout> Spawn(unsigned n, unsigned renew) {
+std::vector<Layout> Spawn(unsigned n, unsigned renew, bool spare = false) {
   Run run;
   EXPECT_EQ(0, uv_loop_init(&run.loop));
   capsa_host_options_t o;
@@ -84,6 +84,7 @@ std::vector<Layout> Spawn(unsigned n, unsigned renew) {
   run.host.data = &run;
   capsa_kind_options_t k;
   capsa_kind_options_init(&k, "layout", capsa_renderer_main, (void *)&kLayout);
+  k.keep_spare = spare;
   EXPECT_EQ(0, capsa_host_define_kind(&run.host, &k));
   int err = capsa_host_start(&run.host);
   EXPECT_EQ(0, err) << capsa_host_start_error(&run.host);
@@ -150,6 +151,22 @@ TEST(ZygoteLayout, RenewAfterNGivesTheNextRendererItsOwn) {
 // 1: an exec per renderer; no two share.
 TEST(ZygoteLayout, RenewAfterOneSharesNothing) {
   std::vector<Layout> l = Spawn(3, 1);
+  ASSERT_EQ(3u, l.size());
+  for (int i = 0; i < 3; i++)
+    for (int j = i + 1; j < 3; j++) {
+#if defined(__x86_64__)
+      EXPECT_NE(l[i].canary, l[j].canary) << i << " " << j;
+#endif
+      if (AslrOn()) {
+        EXPECT_NE(l[i].code, l[j].code) << i << " " << j;
+      }
+    }
+}
+
+// A kind's pre-forked spare is the old zygote's: it goes with it, and the
+// renderer after a renewal is the new zygote's (its spare or its fork).
+TEST(ZygoteLayout, SparesDoNotOutliveTheirZygote) {
+  std::vector<Layout> l = Spawn(3, 1, true);
   ASSERT_EQ(3u, l.size());
   for (int i = 0; i < 3; i++)
     for (int j = i + 1; j < 3; j++) {
