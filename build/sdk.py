@@ -34,6 +34,7 @@ import sys
 HEADERS = {
     "host/capsa_host.h": "capsa/host.h",
     "host/capsa_pool.h": "capsa/pool.h",
+    "host/capsa_text.h": "capsa/text_escape.h",
     "host/kind_registry.h": "capsa/kind_registry.h",
     "host/version.h": "capsa/version.h",
     "renderer/runtime.h": "capsa/renderer.h",

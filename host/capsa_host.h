@@ -311,6 +311,21 @@ typedef struct capsa_host_options {
   // register anything, and allow_forked_zygote has no effect (there is
   // nothing to fork the kinds from). capsa_host_image() is "exec: PATH".
   const char *renderer_exe;
+  // Renderers forked from one zygote share what its exec drew at random:
+  // the stack canary and pointer guard (from AT_RANDOM) and the address of
+  // every mapping (binary, libraries, heap, stack), across kinds, which an
+  // exploit of one renderer can use against a sibling (docs/DESIGN.md,
+  // "What renderers share"). With N > 0 the host replaces the zygote with a
+  // fresh exec once it has forked N renderers, before the next spawn: at
+  // most N renderers share a canary and a layout (1: none do, an exec per
+  // renderer). The replacement costs that spawn the zygote's start (an
+  // exec, the kinds' policies compiled again; `capsa bench spawn` measures
+  // it); its spares are discarded with it. 0 (the default): one zygote for
+  // the host's life. Needs an exec'd zygote (capsa_main() or renderer_exe):
+  // capsa_host_start fails with -EINVAL, naming this option, when the
+  // zygote would be a fork of the host (allow_forked_zygote), which always
+  // has the host's canary and layout.
+  unsigned zygote_renew_after;
 } capsa_host_options_t;
 
 void capsa_host_options_init(capsa_host_options_t *o);

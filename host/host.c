@@ -732,6 +732,7 @@ static int start_zygote(struct capsa__host_impl *h) {
     return serr;
   }
   if (serr == 0) h->zygote_filters = z.seccomp_filters;
+  h->zygote_forks = 0;
   return 0;
 }
 
@@ -782,6 +783,13 @@ static int restart_zygote(struct capsa__host_impl *h) {
 static int launch(struct capsa_host_renderer *r) {
   struct capsa__host_impl *h = r->h;
   if (h->zygote.kind_error[r->kind] < 0) return h->zygote.kind_error[r->kind];
+  // opts.zygote_renew_after: a fresh exec, so a new canary and layout.
+  unsigned renew = h->opts.zygote_renew_after;
+  if (renew && h->zygote_forks >= renew) {
+    capsa__zygote_stop(&h->zygote);
+    int zerr = start_zygote(h);
+    if (zerr < 0) return zerr;
+  }
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return -errno;
@@ -801,6 +809,7 @@ static int launch(struct capsa_host_renderer *r) {
     close(sv[0]);
     return err;
   }
+  h->zygote_forks++;
   if (spare_chan >= 0) {  // a spare renderer: its own channel, not ours
     close(sv[0]);
     sv[0] = spare_chan;
@@ -1137,6 +1146,14 @@ int capsa_host_start(capsa_host_t *host) {
              h->image);
     h->image[0] = 0;
     return -ENOEXEC;
+  }
+  if (h->opts.zygote_renew_after && !h->image_exec) {
+    snprintf(h->start_error, sizeof h->start_error,
+             "zygote_renew_after needs an exec'd zygote (capsa_main() or "
+             "renderer_exe): renderers of a %s always have the host's "
+             "canary and layout",
+             h->image);
+    return -EINVAL;
   }
   int lerr = limits_setup(h);
   if (lerr < 0) {

@@ -107,6 +107,8 @@ struct capsa__host_impl {
   char start_error[640];  // why the last capsa_host_start failed; "" if not
   capsa__zygote zygote;
   unsigned zygote_restarts;
+  // Renderers forked from the current zygote (opts.zygote_renew_after).
+  unsigned zygote_forks;
   int zygote_filters;    // its Seccomp_filters: count; -1 unknown
   capsa_ns_ids self_ns;  // the host's own, read once at start
   int self_ns_err;

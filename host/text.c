@@ -1,10 +1,12 @@
 // Escaping renderer text for terminals and logs (host/text.h).
 #include "host/text.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "host/capsa_text.h"
 #include "ipc/utf8.h"
 
 // The escaped form of the character at s into rep; returns the input bytes
@@ -35,7 +37,9 @@ static size_t escape_one(const unsigned char *s, size_t n, char rep[16],
     *rep_len = (size_t)snprintf(rep, 16, "\\x%02x", c);
     return 1;
   }
-  if (cp <= 0x9F) {  // C1 controls: 8-bit CSI, OSC, ...
+  // C1 controls (8-bit CSI, OSC), bidi overrides, zero-width and other
+  // format characters, line separators: shown by their code point.
+  if (capsa__utf8_is_control(cp)) {
     *rep_len = (size_t)snprintf(rep, 16, "\\u{%02x}", (unsigned)cp);
     return k;
   }
@@ -83,4 +87,17 @@ size_t capsa__text_escape(const char *in, size_t len, char *out,
         (size_t)snprintf(out + used, out_size - used, "...[+%zu bytes]", left);
   out[used] = '\0';
   return left;
+}
+
+_Static_assert(CAPSA_TEXT_ESCAPE_MIN == CAPSA__TEXT_MIN,
+               "the public minimum is the escaper's");
+
+// The public name (host/capsa_text.h): the same escaper, with the
+// library's error convention.
+int capsa_text_escape(const char *in, size_t len, char *out, size_t out_size) {
+  if (!out || out_size < CAPSA_TEXT_ESCAPE_MIN) {
+    if (out && out_size) out[0] = '\0';
+    return -EINVAL;
+  }
+  return capsa__text_escape(in, len, out, out_size) ? 1 : 0;
 }

@@ -8,10 +8,15 @@
 //
 // Escaped: C0 controls (newline, carriage return, tab as \n \r \t, others
 // and ESC as \xNN), DEL, the C1 controls U+0080..U+009F (8-bit CSI/OSC) as
-// \u{NN}, the backslash itself (\\), and every byte that is not part of
-// well-formed UTF-8 (overlong forms, surrogates, beyond U+10FFFF,
-// truncated sequences) as \xNN. So a forged "demo: all renderers behaved"
-// line, a screen clear or an OSC 52 clipboard write arrives as inert text.
+// \u{NN}, the Unicode format characters and separators (bidi overrides and
+// isolates U+202A..U+202E, U+2066..U+2069, zero-width U+200B..U+200F,
+// U+2060.., U+FEFF, U+2028, U+2029, tags; ipc/utf8.h's
+// capsa__utf8_is_control) as \u{NNNN}, the backslash itself (\\), and
+// every byte that is not part of well-formed UTF-8 (overlong forms,
+// surrogates, beyond U+10FFFF, truncated sequences) as \xNN. So a forged
+// "demo: all renderers behaved" line, a screen clear, an OSC 52 clipboard
+// write or a right-to-left override that reorders what follows arrives as
+// inert text. capsa_text_escape (host/capsa_text.h) is its public name.
 #ifndef CAPSA_HOST_TEXT_H_
 #define CAPSA_HOST_TEXT_H_
 

@@ -7,12 +7,22 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include <flatbuffers/flatbuffers.h>
 
 #include "ipc/handle.h"
 #include "ipc/reason.h"
+#include "ipc/utf8.h"
+
+#if __SIZEOF_POINTER__ == 8
+// Generated descriptors are compiled into embedders' programs: the text
+// mark took padding, so a descriptor generated before it still fits.
+static_assert(sizeof(capsa_ifield_t) == 104 &&
+                  offsetof(capsa_ifield_t, min) == 24,
+              "capsa_ifield_t's layout is ABI");
+#endif
 
 namespace {
 
@@ -180,6 +190,18 @@ int CheckString(const capsa_imessage_t *m, const capsa_ifield_t *f,
                       f->name, len, f->max_len);
   if (memchr(s, 0, len))
     return capsa__bad(r, n, "%s.%s: string holds a NUL byte", m->name, f->name);
+  if (f->text) {
+    uint32_t cp = 0;
+    size_t at = capsa__utf8_text_span(s, len, &cp);
+    if (at < len && cp == UINT32_MAX)
+      return capsa__bad(r, n, "%s.%s: text field, byte %#x at %zu is not UTF-8",
+                        m->name, f->name, (unsigned)(unsigned char)s[at], at);
+    if (at < len)
+      return capsa__bad(r, n,
+                        "%s.%s: text field, control or format character "
+                        "U+%04X at byte %zu",
+                        m->name, f->name, (unsigned)cp, at);
+  }
   return 0;
 }
 
@@ -542,7 +564,8 @@ int capsa_iface_check_descriptor(const capsa_interface_t *iface, char *r,
       const capsa_ifield_t *f = &m->fields[k];
       ok = f->name && f->type >= CAPSA_IFIELD_BOOL &&
            f->type <= CAPSA_IFIELD_HANDLE && f->slot >= 4 && !(f->slot & 1) &&
-           f->offset < m->c_size;
+           f->offset < m->c_size &&
+           (!f->text || f->type == CAPSA_IFIELD_STRING);
       if (ok && f->type == CAPSA_IFIELD_HANDLE) {
         nh++;
         ok = capsa_rights_is_valid(&f->handle_rights) &&

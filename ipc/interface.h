@@ -47,7 +47,11 @@
 // peer must refuse): the flatbuffers Verifier (bounds, alignment, depth,
 // table count); each integer within its schema range (capsa_min/capsa_max,
 // else its type); floats finite; strings within capsa_max_len (default
-// CAPSA_IPC_MAX_STRING) with no NUL byte; [ubyte] within capsa_max_len;
+// CAPSA_IPC_MAX_STRING) with no NUL byte, and strings marked capsa_text
+// valid UTF-8 with no control, C1, bidi, format or separator character
+// (refused, not escaped: decoding is zero-copy, and such a character in a
+// field the schema calls text is the sender breaking it, like an integer
+// out of range); [ubyte] within capsa_max_len;
 // `required` fields present; every handle field naming a distinct handle of
 // the message, every handle named by a field, each of the schema's kind,
 // writable only where the schema says capsa_writable, rights within
@@ -92,9 +96,15 @@ typedef enum capsa_ifield_type {
 typedef struct capsa_ifield {
   const char *name;
   capsa_ifield_type_t type;
-  uint16_t slot;     // flatbuffers vtable offset (4 + 2 * field id)
-  uint32_t offset;   // offsetof() in the C struct
-  bool required;     // schema `required` or capsa_required
+  uint16_t slot;    // flatbuffers vtable offset (4 + 2 * field id)
+  uint32_t offset;  // offsetof() in the C struct
+  bool required;    // schema `required` or capsa_required
+  // Strings marked capsa_text: well-formed UTF-8 without controls, C1,
+  // bidi, format characters or line separators (capsa_text_escape's list);
+  // anything else is refused. In what was padding after `required`, so the
+  // struct's size and every other offset are unchanged (descriptors
+  // generated before it read as false: the ABI holds).
+  bool text;
   int64_t min, max;  // integers (signed view; u64: see umax), inclusive
   uint64_t umax;     // unsigned types: largest value
   int64_t def;       // integer/bool default

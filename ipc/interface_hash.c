@@ -1,8 +1,9 @@
 // What identifies an interface's version: a hash of everything its
 // descriptor makes the runtime check (message names, ids, kinds, senders,
-// pairing; each field's name, type, wire slot, limits, handle kind, widest
-// rights). Comments and C layout are not part of it. Host and renderer
-// compare the hash of their interface lists in HELLO (docs/interfaces.md).
+// pairing; each field's name, type, wire slot, limits, text rule, handle
+// kind, widest rights). Comments and C layout are not part of it. Host and
+// renderer compare the hash of their interface lists in HELLO
+// (docs/interfaces.md).
 #include <stdio.h>
 #include <string.h>
 
@@ -44,7 +45,11 @@ static uint64_t mix_field(uint64_t h, const capsa_ifield_t *f) {
                   f->handle_rights.cr_rights[1],
                   f->handle_max_size};
   for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) h = mix_u64(h, v[i]);
-  return mix(h, &f->fdef, sizeof f->fdef);
+  h = mix(h, &f->fdef, sizeof f->fdef);
+  // Only when set: an interface without text fields keeps the hash it had
+  // before the rule existed, so such peers still agree in HELLO.
+  if (f->text) h = mix_str(h, "capsa_text");
+  return h;
 }
 
 uint64_t capsa_iface_hash(const capsa_interface_t *iface) {

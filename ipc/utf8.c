@@ -28,3 +28,45 @@ size_t capsa_utf8_decode(const char *s, size_t len, uint32_t *cp) {
   *cp = v;
   return n;
 }
+
+// Unicode 15's general category Cf (format characters), as ranges. A
+// character added to Cf later is shown as itself until this list grows;
+// the ranges that matter for spoofing (bidi, zero-width, tags) are here.
+// U+2065, unassigned, is taken with its block U+2060..U+206F.
+static const uint32_t k_format[][2] = {
+    {0x00AD, 0x00AD},   {0x0600, 0x0605},   {0x061C, 0x061C},
+    {0x06DD, 0x06DD},   {0x070F, 0x070F},   {0x0890, 0x0891},
+    {0x08E2, 0x08E2},   {0x180E, 0x180E},   {0x200B, 0x200F},
+    {0x202A, 0x202E},   {0x2060, 0x206F},   {0xFEFF, 0xFEFF},
+    {0xFFF9, 0xFFFB},   {0x110BD, 0x110BD}, {0x110CD, 0x110CD},
+    {0x13430, 0x1343F}, {0x1BCA0, 0x1BCA3}, {0x1D173, 0x1D17A},
+    {0xE0001, 0xE0001}, {0xE0020, 0xE007F},
+};
+
+bool capsa__utf8_is_control(uint32_t cp) {
+  if (cp < 0x20 || (cp >= 0x7F && cp <= 0x9F)) return true;
+  if (cp == 0x2028 || cp == 0x2029) return true;  // Zl, Zp: line breaks
+  for (size_t i = 0; i < sizeof k_format / sizeof k_format[0]; i++)
+    if (cp >= k_format[i][0] && cp <= k_format[i][1]) return true;
+  return false;
+}
+
+size_t capsa__utf8_text_span(const char *s, size_t len, uint32_t *cp) {
+  uint32_t dummy;
+  if (!cp) cp = &dummy;
+  if (!s) return 0;
+  for (size_t i = 0; i < len;) {
+    uint32_t c = 0;
+    size_t k = capsa_utf8_decode(s + i, len - i, &c);
+    if (k == 0) {
+      *cp = UINT32_MAX;
+      return i;
+    }
+    if (capsa__utf8_is_control(c)) {
+      *cp = c;
+      return i;
+    }
+    i += k;
+  }
+  return len;
+}

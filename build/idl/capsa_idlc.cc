@@ -137,6 +137,7 @@ struct Field {
   unsigned max_len = 0;
   std::string handle_kind = "CAPSA_HANDLE_NONE";
   bool writable = false;
+  bool text = false;
   std::vector<std::string> rights;
   unsigned long long max_size = 0;
   std::vector<std::string> doc;
@@ -152,8 +153,9 @@ struct Message {
 const char *kMessageAttrs[] = {"capsa_request", "capsa_response", "capsa_event",
                                "capsa_from"};
 const char *kFieldAttrs[] = {
-    "capsa_min",    "capsa_max",      "capsa_max_len",  "capsa_handle",
-    "capsa_rights", "capsa_writable", "capsa_max_size", "capsa_required"};
+    "capsa_min",      "capsa_max",      "capsa_max_len",
+    "capsa_handle",   "capsa_rights",   "capsa_writable",
+    "capsa_max_size", "capsa_required", "capsa_text"};
 
 template <size_t N>
 bool Known(const std::string &k, const char *(&list)[N]) {
@@ -198,6 +200,9 @@ Field MakeField(const Message &m, const reflection::Field *rf) {
       Fail(where + ": unknown attribute " + kv.first);
   BaseType bt = rf->type()->base_type();
   bool handle = at.count("capsa_handle") != 0;
+  f.text = at.count("capsa_text") != 0;
+  if (f.text && bt != BaseType::String)
+    Fail(where + ": capsa_text applies to strings");
   f.required = rf->required() || at.count("capsa_required");
   std::ostringstream c;
   if (handle) {
@@ -260,6 +265,7 @@ Field MakeField(const Message &m, const reflection::Field *rf) {
       Fail(where + ": capsa_min/capsa_max apply to integers");
     c << (str ? "string, NULL: absent" : "bytes, len 0: absent") << "; at most "
       << f.max_len << " bytes";
+    if (f.text) c << "; text (UTF-8, no controls or format characters)";
   } else {
     TypeInfo ti = ScalarInfo(bt);
     if (!ti.kind)
@@ -543,7 +549,9 @@ void WriteSource(const Iface &f, const std::string &schema,
       if (!fl.rights.empty())
         o << ", .handle_rights = {{" << Rights(fl, 0) << ", " << Rights(fl, 1)
           << "}}";
-      o << ", .handle_max_size = " << fl.max_size << "ULL},\n";
+      o << ", .handle_max_size = " << fl.max_size << "ULL";
+      if (fl.text) o << ", .text = true";
+      o << "},\n";
     }
     o << "};\n\n";
   }

@@ -12,7 +12,11 @@
 //   host          capsa_host_spawn to the READY event, on a host of its
 //                 own: the above plus the HELLO message and the host's
 //                 outside check; "spare" with the kind's keep_spare (a
-//                 renderer pre-forked by the zygote is handed over)
+//                 renderer pre-forked by the zygote is handed over);
+//                 "renew N" with zygote_renew_after N (a fresh exec of the
+//                 zygote after every N renderers, so that at most N share
+//                 a canary and layout: the replacement's cost is spread
+//                 over N spawns; 1 is an exec per renderer)
 //   bwrap         bubblewrap --unshare-all running the probe, if installed
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +48,7 @@ extern char **environ;
 struct result {
   const char *name;
   double min, median;
+  double mean;  // the renew rows' cost is every Nth spawn: the mean shows it
   int runs;
   int error;  // -errno when it could not run
 };
@@ -54,6 +59,9 @@ static void summarize(struct result *r, double *t, int n) {
   qsort(t, (size_t)n, sizeof *t, capsa_bench_cmp_double);
   r->min = t[0];
   r->median = t[n / 2];
+  double sum = 0;
+  for (int i = 0; i < n; i++) sum += t[i];
+  r->mean = sum / n;
 }
 
 static int read_byte(int fd) {
@@ -222,12 +230,14 @@ static const capsa_renderer_handlers_t kIdle = {.kind = "bench"};
 CAPSA_RENDERER_KIND(bench, "bench", capsa_renderer_main, &kIdle)
 
 // A host on its own loop with one kind, as an embedder would have it.
-static void host_bench_open(struct host_bench *b, bool spare, bool forked) {
+static void host_bench_open(struct host_bench *b, bool spare, bool forked,
+                            unsigned renew) {
   memset(b, 0, sizeof *b);
   uv_loop_init(&b->loop);
   capsa_host_options_t o;
   capsa_host_options_init(&o);
   o.allow_forked_zygote = forked;  // the "forked" rows: the old image
+  o.zygote_renew_after = renew;    // the "renew" rows
   int err = capsa_host_init(&b->loop, &b->host, &o, host_bench_event);
   b->host.data = b;
   capsa_kind_options_t k;
@@ -278,7 +288,7 @@ struct ctx_probe {
   const char *probe;
   const char *bwrap;
   capsa__zygote *z;
-  struct host_bench *cold, *spare, *fcold, *fspare;
+  struct host_bench *cold, *spare, *fcold, *fspare, *renew8, *renew1;
 };
 static int fe(void *c, double *us) {
   return one_fork_exec(((struct ctx_probe *)c)->probe, us);
@@ -301,6 +311,12 @@ static int ho(void *c, double *us) {
 }
 static int hs(void *c, double *us) {
   return one_host(((struct ctx_probe *)c)->spare, us);
+}
+static int hr8(void *c, double *us) {
+  return one_host(((struct ctx_probe *)c)->renew8, us);
+}
+static int hr1(void *c, double *us) {
+  return one_host(((struct ctx_probe *)c)->renew1, us);
 }
 static int hf(void *c, double *us) {
   return one_host(((struct ctx_probe *)c)->fcold, us);
@@ -380,15 +396,16 @@ int capsa_bench_spawn(int argc, char **argv) {
   // The embedder's view: a host per row, each with its own zygote, open
   // only during its rows of each round (a process holding hosts forks more
   // slowly: the baseline is measured without them).
-  static struct host_bench cold, spare, fcold, fspare;
-  struct ctx_probe ctx = {probe, NULL, &z, &cold, &spare, &fcold, &fspare};
+  static struct host_bench cold, spare, fcold, fspare, renew8, renew1;
+  struct ctx_probe ctx = {probe,  NULL,    &z,      &cold,  &spare,
+                          &fcold, &fspare, &renew8, &renew1};
   double start_exec[8], start_fork[8];
   int nstart = 0;
   static double uss_exec[MAX_RUNS], uss_fork[MAX_RUNS];
   int nuss_exec = 0, nuss_fork = 0;
   if (access("/usr/bin/bwrap", X_OK) == 0) ctx.bwrap = "/usr/bin/bwrap";
 
-  enum { FE, PS, ZY, ZS, HO, HS, HF, HFS, BW, N };
+  enum { FE, PS, ZY, ZS, HO, HS, HR8, HR1, HF, HFS, BW, N };
   struct result res[N];
   memset(res, 0, sizeof res);
   res[FE].name = "fork+exec (static probe)";
@@ -399,6 +416,8 @@ int capsa_bench_spawn(int argc, char **argv) {
   res[ZS].name = "zygote, pre-forked spare";
   res[HO].name = "host spawn -> READY";
   res[HS].name = "host spawn -> READY, spare";
+  res[HR8].name = "host spawn, renew 8";
+  res[HR1].name = "host spawn, renew 1";
   res[HF].name = "same, forked zygote";
   res[HFS].name = "same, forked zygote, spare";
   res[BW].name = "bwrap --unshare-all";
@@ -409,19 +428,23 @@ int capsa_bench_spawn(int argc, char **argv) {
   int alln[N] = {0};
   for (int round = 0; round < rounds; round++) {
     struct result tmp;
-    one_fn fns[N] = {fe, ps, zy, zs, ho, hs, hf, hfs, bw};
+    one_fn fns[N] = {fe, ps, zy, zs, ho, hs, hr8, hr1, hf, hfs, bw};
     for (int m = 0; m < N; m++) {
       if (m == HO) {
-        host_bench_open(&cold, false, false);
-        host_bench_open(&spare, true, false);
+        host_bench_open(&cold, false, false, 0);
+        host_bench_open(&spare, true, false, 0);
+        host_bench_open(&renew8, false, false, 8);
+        host_bench_open(&renew1, false, false, 1);
         start_exec[nstart] = cold.start_us;
       }
       if (m == HF) {
         keep_uss(uss_exec, &nuss_exec, &cold);
         host_bench_close(&cold);
         host_bench_close(&spare);
-        host_bench_open(&fcold, false, true);
-        host_bench_open(&fspare, true, true);
+        host_bench_close(&renew8);
+        host_bench_close(&renew1);
+        host_bench_open(&fcold, false, true, 0);
+        host_bench_open(&fspare, true, true, 0);
         start_fork[nstart++] = fcold.start_us;
       }
       if (m == BW) {
@@ -525,6 +548,13 @@ int capsa_bench_spawn(int argc, char **argv) {
   } else {
     printf("idle USS of a READY renderer: not readable here\n");
   }
+  if (!res[HO].error && !res[HR8].error && !res[HR1].error && res[HO].mean > 0)
+    printf(
+        "zygote_renew_after (at most N renderers share a canary and layout) / "
+        "one zygote, host spawn -> READY means: N=8 %.2fx, N=1 %.2fx "
+        "(%.1f, %.1f, %.1f us)\n",
+        res[HR8].mean / res[HO].mean, res[HR1].mean / res[HO].mean,
+        res[HO].mean, res[HR8].mean, res[HR1].mean);
   if (!res[HO].error && !res[HS].error && base > 0)
     printf(
         "host spawn -> READY / fork+exec = %.2fx cold, %.2fx with keep_spare "

@@ -441,6 +441,9 @@ TEST(InterfaceGenerator, RefusesSchemasItCannotEnforce) {
       {"table A (capsa_event, capsa_from: \"host\") { v: int; }\n"
        "union M { A }\n",
        "no union with the capsa_interface attribute"},
+      {"table A (capsa_event, capsa_from: \"host\") { v: [ubyte] "
+       "(capsa_text); }\nunion M (capsa_interface) { A }\n",
+       "A.v: capsa_text applies to strings"},
   };
   for (const Case &c : cases) {
     int rc = 0;
