@@ -91,15 +91,16 @@ void capsa_doctor_container_print(const struct capsa_ns_report *ns,
   // NSpid lists the pids from /proc's namespace down: a remounted /proc
   // shows one, so pid 1 is what tells a container's entrypoint.
   printf("  %-28s %d%s\n", "pid", (int)c->pid,
-         c->pid == 1 ? " (pid 1 of its pid namespace: a container's "
-                       "entrypoint)"
+         c->pid == 1          ? " (pid 1 of its pid namespace: a container's "
+                                "entrypoint)"
          : c->pidns_depth > 1 ? " (in a nested pid namespace)"
                               : "");
   if (c->inherits_orphans)
-    printf("  %-28s yes (%s): a host here reaps the zombies adopted from "
-           "other sessions (its renderers' and zygote's leftovers), never a "
-           "child of this process's own session\n",
-           "orphans land here", c->pid == 1 ? "pid 1" : "child subreaper");
+    printf(
+        "  %-28s yes (%s): a host here reaps the zombies adopted from "
+        "other sessions (its renderers' and zygote's leftovers), never a "
+        "child of this process's own session\n",
+        "orphans land here", c->pid == 1 ? "pid 1" : "child subreaper");
   printf("  %-28s %s\n", "/proc",
          c->proc_err == 0 ? "this pid namespace's" : c->proc_why);
   if (c->seccomp_filters >= 0)
@@ -123,15 +124,17 @@ void capsa_doctor_container_print(const struct capsa_ns_report *ns,
 void capsa_doctor_container_json(const struct capsa_ns_report *ns,
                                  const struct capsa_doctor_container *c,
                                  void (*json_string)(const char *)) {
-  printf("\"container\":{\"pid\":%d,\"pidns_depth\":%d,"
-         "\"inherits_orphans\":%s,\"proc_ok\":%s,\"proc_why\":",
-         (int)c->pid, c->pidns_depth, c->inherits_orphans ? "true" : "false",
-         c->proc_err == 0 ? "true" : "false");
+  printf(
+      "\"container\":{\"pid\":%d,\"pidns_depth\":%d,"
+      "\"inherits_orphans\":%s,\"proc_ok\":%s,\"proc_why\":",
+      (int)c->pid, c->pidns_depth, c->inherits_orphans ? "true" : "false",
+      c->proc_err == 0 ? "true" : "false");
   json_string(c->proc_why);
-  printf(",\"seccomp_mode\":%d,\"seccomp_filters\":%d,\"nnp_preset\":%s,"
-         "\"cap_eff\":\"%016llx\",\"cap_sys_admin\":%s,\"namespaces\":{",
-         c->seccomp_mode, c->seccomp_filters, c->nnp_preset ? "true" : "false",
-         c->cap_eff, c->cap_sys_admin ? "true" : "false");
+  printf(
+      ",\"seccomp_mode\":%d,\"seccomp_filters\":%d,\"nnp_preset\":%s,"
+      "\"cap_eff\":\"%016llx\",\"cap_sys_admin\":%s,\"namespaces\":{",
+      c->seccomp_mode, c->seccomp_filters, c->nnp_preset ? "true" : "false",
+      c->cap_eff, c->cap_sys_admin ? "true" : "false");
   bool first = true;
   for (int i = 0; i < CAPSA_NAMESPACE_COUNT; i++) {
     if (!ns->ns_error[i]) continue;

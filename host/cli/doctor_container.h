@@ -12,15 +12,15 @@
 #include "sandbox/namespaces.h"
 
 struct capsa_doctor_container {
-  pid_t pid;               // getpid(): in this pid namespace
-  int pidns_depth;         // entries of NSpid: 1 = the initial namespace
-  bool inherits_orphans;   // pid 1 or a child subreaper
-  int proc_err;            // capsa_proc_view_check(): 0, -ESRCH, -ENOENT
-  char proc_why[320];      // why, when proc_err < 0
-  int seccomp_mode;        // /proc/self/status Seccomp: 0, 1, 2 (filter)
-  int seccomp_filters;     // Seccomp_filters (Linux 5.9), -1 unknown
-  bool nnp_preset;         // NoNewPrivs was already 1 when capsa started
-  bool cap_sys_admin;      // CAP_SYS_ADMIN in the effective set
+  pid_t pid;              // getpid(): in this pid namespace
+  int pidns_depth;        // entries of NSpid: 1 = the initial namespace
+  bool inherits_orphans;  // pid 1 or a child subreaper
+  int proc_err;           // capsa_proc_view_check(): 0, -ESRCH, -ENOENT
+  char proc_why[320];     // why, when proc_err < 0
+  int seccomp_mode;       // /proc/self/status Seccomp: 0, 1, 2 (filter)
+  int seccomp_filters;    // Seccomp_filters (Linux 5.9), -1 unknown
+  bool nnp_preset;        // NoNewPrivs was already 1 when capsa started
+  bool cap_sys_admin;     // CAP_SYS_ADMIN in the effective set
   unsigned long long cap_eff;
   // Per namespace bit index: a word for what its errno means here.
   const char *ns_cause[CAPSA_NAMESPACE_COUNT];

@@ -118,11 +118,17 @@ def doctor_missing(out):
     box = d.get("container", {})
     if box and not box.get("proc_ok", True):
         what.append("/proc of another pid namespace")
+    seen = []
+    if box.get("pid") == 1:
+        seen.append("pid 1")
     if box.get("seccomp_mode") == 2:
-        what.append("(runtime seccomp filter present)")
+        seen.append("a seccomp filter on entry")
     if box.get("nnp_preset"):
-        what.append("(nnp preset)")
-    return ", ".join(what) or "nothing"
+        seen.append("no_new_privs on entry")
+    if box and not box.get("cap_sys_admin"):
+        seen.append("no CAP_SYS_ADMIN")
+    return "%s; saw %s" % (", ".join(what) or "nothing",
+                           ", ".join(seen) or "nothing unusual")
 
 
 def gtest_counts(out):
