@@ -39,6 +39,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/host/ptrace_cap.h"
+
 #include "host/capsa_host.h"
 #include "host/testing.h"
 #include "renderer/runtime.h"
@@ -560,6 +562,7 @@ TEST(DegradeCli, DemoPassesUnprivilegedWithoutAnyNamespace) {
 // -----------------
 
 TEST(Degrade, WithoutLandlockTheSummaryAndReportsSaySoAndSeccompHolds) {
+  CAPSA_SKIP_IF_ROOT_WITHOUT_PTRACE();
   CAPSA_EXPECT_CHILD_OK_T(
       [] {
         struct capsa_features f = *capsa_features_get();
@@ -597,6 +600,15 @@ TEST(Degrade, WithoutLandlockTheSummaryAndReportsSaySoAndSeccompHolds) {
 TEST(Degrade, WithoutSeccompFiltersTheZygoteTakesNoFilterAndSaysSo) {
   CAPSA_EXPECT_CHILD_OK_T(
       [] {
+        // Under a filter installed before this process (a container
+        // runtime's profile) every process here shows Seccomp 2: without
+        // the filter count a renderer's own filter cannot be told from the
+        // runtime's at all. That combination (Linux < 5.9 in a filtered
+        // container) is a known gap (README, "Inside containers").
+        if (Has(Slurp("/proc/self/status"), "\nSeccomp:\t2\n"))
+          GTEST_SKIP() << "a seccomp filter was installed before this "
+                          "process: the simulated kernel without "
+                          "Seccomp_filters cannot be told apart here";
         capsa__check_hide_seccomp_filters_for_test(true);
         Host h;
         h.Init();
@@ -628,6 +640,7 @@ TEST(Degrade, WithoutSeccompFiltersTheZygoteTakesNoFilterAndSaysSo) {
 // The same host with the count visible: staged, and the refusal is the
 // missing final step (the baseline case is host_test's).
 TEST(Degrade, WithSeccompFiltersTheZygoteIsStaged) {
+  CAPSA_SKIP_IF_ROOT_WITHOUT_PTRACE();
   CAPSA_EXPECT_CHILD_OK_T(
       [] {
         Host h;
