@@ -75,7 +75,8 @@ void capsa_doctor_container_get(const struct capsa_ns_report *ns,
   c->nnp_preset = atoi(v) == 1;
   status_field("CapEff", v, sizeof v);
   c->cap_eff = strtoull(v, NULL, 16);
-  c->cap_sys_admin = (c->cap_eff >> 21) & 1;  // CAP_SYS_ADMIN = 21
+  c->cap_sys_admin = (c->cap_eff >> 21) & 1;   // CAP_SYS_ADMIN = 21
+  c->cap_sys_ptrace = (c->cap_eff >> 19) & 1;  // CAP_SYS_PTRACE = 19
   for (int i = 0; i < CAPSA_NAMESPACE_COUNT; i++)
     c->ns_cause[i] = ns_cause(ns->ns_error[i], c);
 }
@@ -115,6 +116,15 @@ void capsa_doctor_container_print(const struct capsa_ns_report *ns,
                        : "not set");
   printf("  %-28s %016llx (CAP_SYS_ADMIN %s)\n", "effective capabilities",
          c->cap_eff, c->cap_sys_admin ? "held" : "not held");
+  // A root host reads /proc/PID/ns of its renderers; one whose credentials
+  // changed without an exec (a forked zygote's) is non-dumpable, and only
+  // CAP_SYS_PTRACE lets root read it.
+  if (geteuid() == 0 && !c->cap_sys_ptrace)
+    printf(
+        "  %-28s not held: renderers of a forked zygote "
+        "(allow_forked_zygote) are refused here; capsa_main's exec'd "
+        "zygote is not affected\n",
+        "CAP_SYS_PTRACE");
   for (int i = 0; i < CAPSA_NAMESPACE_COUNT; i++) {
     if (!ns->ns_error[i]) continue;
     printf("  %-28s %s\n", capsa_namespace_name(1u << i), c->ns_cause[i]);
@@ -132,7 +142,8 @@ void capsa_doctor_container_json(const struct capsa_ns_report *ns,
   json_string(c->proc_why);
   printf(
       ",\"seccomp_mode\":%d,\"seccomp_filters\":%d,\"nnp_preset\":%s,"
-      "\"cap_eff\":\"%016llx\",\"cap_sys_admin\":%s,\"namespaces\":{",
+      "\"cap_eff\":\"%016llx\",\"cap_sys_admin\":%s,\"cap_sys_ptrace\":%s,"
+      "\"namespaces\":{",
       c->seccomp_mode, c->seccomp_filters, c->nnp_preset ? "true" : "false",
       c->cap_eff, c->cap_sys_admin ? "true" : "false");
   bool first = true;

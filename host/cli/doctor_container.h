@@ -21,6 +21,7 @@ struct capsa_doctor_container {
   int seccomp_filters;    // Seccomp_filters (Linux 5.9), -1 unknown
   bool nnp_preset;        // NoNewPrivs was already 1 when capsa started
   bool cap_sys_admin;     // CAP_SYS_ADMIN in the effective set
+  bool cap_sys_ptrace;    // CAP_SYS_PTRACE in the effective set
   unsigned long long cap_eff;
   // Per namespace bit index: a word for what its errno means here.
   const char *ns_cause[CAPSA_NAMESPACE_COUNT];

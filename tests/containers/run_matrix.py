@@ -127,6 +127,8 @@ def doctor_missing(out):
         seen.append("no_new_privs on entry")
     if box and not box.get("cap_sys_admin"):
         seen.append("no CAP_SYS_ADMIN")
+    if box and not box.get("cap_sys_ptrace", True):
+        seen.append("no CAP_SYS_PTRACE")
     return "%s; saw %s" % (", ".join(what) or "nothing",
                            ", ".join(seen) or "nothing unusual")
 

@@ -26,9 +26,9 @@ inline bool RootWithoutPtraceCapability() {
   return !((eff >> 19) & 1);  // CAP_SYS_PTRACE
 }
 
-#define CAPSA_SKIP_IF_ROOT_WITHOUT_PTRACE()                                  \
-  if (RootWithoutPtraceCapability())                                         \
-  GTEST_SKIP() << "root without CAP_SYS_PTRACE (a container's default "      \
+#define CAPSA_SKIP_IF_ROOT_WITHOUT_PTRACE()                                   \
+  if (RootWithoutPtraceCapability())                                          \
+  GTEST_SKIP() << "root without CAP_SYS_PTRACE (a container's default "       \
                   "capabilities): /proc/PID/ns of a process made without an " \
                   "exec is unreadable here, and the host refuses it"
 #endif  // CAPSA_TESTS_HOST_PTRACE_CAP_H_
