@@ -145,7 +145,8 @@ void capsa_doctor_container_json(const struct capsa_ns_report *ns,
       "\"cap_eff\":\"%016llx\",\"cap_sys_admin\":%s,\"cap_sys_ptrace\":%s,"
       "\"namespaces\":{",
       c->seccomp_mode, c->seccomp_filters, c->nnp_preset ? "true" : "false",
-      c->cap_eff, c->cap_sys_admin ? "true" : "false");
+      c->cap_eff, c->cap_sys_admin ? "true" : "false",
+      c->cap_sys_ptrace ? "true" : "false");
   bool first = true;
   for (int i = 0; i < CAPSA_NAMESPACE_COUNT; i++) {
     if (!ns->ns_error[i]) continue;
