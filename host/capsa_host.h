@@ -518,7 +518,13 @@ int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k);
 // Probes the kernel, starts the zygote (which compiles each kind's policy).
 // Call early, while the process has no other threads. 0 or -errno: -EPERM
 // when a namespace in namespaces_required is refused here (nothing is
-// started then); capsa_host_start_error() says which and why. With
+// started then); capsa_host_start_error() says which and why. -ESRCH when
+// /proc is of another pid namespace (a container's pid namespace without
+// its own /proc: /proc/<pid> would name other processes), -ENOENT when /proc
+// is not mounted; the start error says so and how to mount it.
+// In a process that is pid 1 of its pid namespace or a child subreaper, the
+// host also reaps the zombies it adopts from its renderers and zygotes (see
+// README, "Inside containers": never a child of the embedder's own). With
 // renderer_exe also what its comment lists (the file refused, a kind it
 // does not register, an executable that is no zygote).
 int capsa_host_start(capsa_host_t *host);

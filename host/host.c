@@ -16,9 +16,11 @@
 #include "host/host_internal.h"
 #include "host/kind_registry.h"
 #include "host/oom_score.h"
+#include "host/orphans.h"
 #include "host/text.h"
 #include "ipc/interface.h"
 #include "sandbox/features.h"
+#include "sandbox/proc_view.h"
 
 // A renderer that closed its channel gets this long to exit by itself.
 #define LINGER_MS 2000
@@ -1098,6 +1100,11 @@ int capsa_host_start(capsa_host_t *host) {
   // it only a renderer's fork() children are affected, never the renderer.
   capsa__fork_guard_probe();
   h->start_error[0] = 0;
+  // In a pid namespace whose /proc is the outer one, /proc/<pid> of a child
+  // names another process: the uid_map write would fail with a bare EPERM
+  // (or reach that other process). Say so, with the fix, before anything.
+  int perr = capsa_proc_view_check(h->start_error, sizeof h->start_error);
+  if (perr < 0) return perr;
   unsigned avail = capsa_ns_available();
   unsigned missing = h->opts.namespaces_required & ~avail;
   if (missing) {
@@ -1173,6 +1180,7 @@ int capsa_host_start(capsa_host_t *host) {
     return start_failed(h, "zygote", err);
   }
   h->started = true;
+  h->orphans = capsa__orphans_start(h->loop);
   return 0;
 }
 
@@ -1471,6 +1479,9 @@ static void finish_close(struct capsa__host_impl *h) {
   group_busy_sweep(h, true);
   uv_timer_stop(&h->closer);
   capsa__zygote_stop(&h->zygote);
+  // After the zygote: what it left behind has landed here by now.
+  capsa__orphans_stop(h->orphans);
+  h->orphans = NULL;
   capsa__broker_free_fonts(h);
   // The closer last: its callback frees h (the async handle is in h).
   if (h->dns_async_inited)

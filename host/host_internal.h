@@ -94,6 +94,9 @@ struct capsa__host_impl {
   unsigned nkinds;
   bool started;
   bool closing;
+  // Reaps adopted orphans when this process is pid 1 or a subreaper
+  // (host/orphans.h); NULL otherwise.
+  struct capsa__orphans *orphans;
   unsigned dns_inflight;  // name lookups not yet answered, all renderers
   uv_async_t dns_async;   // the broker's threads' finished lookups
   bool dns_async_inited;

@@ -50,6 +50,18 @@ static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
                      x->attack->name, "contained");
       continue;
     }
+    // A host that is pid 1 of its own pid namespace (a container's
+    // entrypoint) has the pid this renderer has in its own: the host cannot
+    // be named from here at all, and the attempts at it did not run.
+    if (x->verdict == CAPSA_VERDICT_SKIPPED &&
+        capsa_attack_aims_at_self(&env, env.host_pid)) {
+      contained++;
+      capsa_rctx_log(r, CAPSA_LOG_INFO,
+                     "%-26s %-10s the host's pid %d is this renderer's own in "
+                     "its pid namespace: the host is not nameable from here",
+                     x->attack->name, "contained", (int)env.host_pid);
+      continue;
+    }
     if (x->verdict == CAPSA_VERDICT_REFUSED ||
         x->verdict == CAPSA_VERDICT_KILLED)
       refused++;

@@ -153,6 +153,8 @@ int capsa_cli_host_open(struct capsa_cli_host *h) {
   h->kind_hostile = capsa_host_define_kind(&h->host, &k);
   err = capsa_host_start(&h->host);
   if (err < 0) {
+    snprintf(h->start_error, sizeof h->start_error, "%s",
+             capsa_host_start_error(&h->host));
     capsa_cli_host_close(h);
     return err;
   }

@@ -23,6 +23,8 @@ struct capsa_cli_host {
   int kind_page, kind_gzip, kind_hostile;
   struct capsa_cli_job *job;  // the job running now
   bool closed;
+  // Why capsa_cli_host_open failed: capsa_host_start_error(), "" if empty.
+  char start_error[640];
 };
 
 // What happened to one renderer job, for reports.

@@ -95,7 +95,8 @@ int capsa_cmd_demo(int argc, char **argv) {
   struct capsa_cli_host h;
   int err = capsa_cli_host_open(&h);
   if (err < 0) {
-    fprintf(stderr, "capsa demo: cannot start the host: %s\n", strerror(-err));
+    fprintf(stderr, "capsa demo: cannot start the host: %s%s%s\n",
+            strerror(-err), h.start_error[0] ? ": " : "", h.start_error);
     return 1;
   }
   char line[256];

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "host/cli/commands.h"
+#include "host/cli/doctor_container.h"
 #include "sandbox/capmode.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/errors.h"
@@ -43,6 +44,7 @@ struct ns_view {
   struct capsa_ns_report rep;
   char line[256];
   char missing[64];
+  struct capsa_doctor_container box;
 };
 
 static void ns_view_get(struct ns_view *v) {
@@ -59,6 +61,7 @@ static void ns_view_get(struct ns_view *v) {
     strncat(v->missing, capsa_namespace_name(bit),
             sizeof v->missing - strlen(v->missing) - 1);
   }
+  capsa_doctor_container_get(&v->rep, &v->box);
 }
 
 static const char *check_verdict(const struct capsa_selftest_result *r) {
@@ -134,8 +137,13 @@ static void print_human(const struct capsa_features *f,
            res[i].skipped ? res[i].skip_reason : "",
            res[i].expected_errno ? " via " : "",
            res[i].expected_errno ? res[i].layer : "");
+  capsa_doctor_container_print(&ns->rep, &ns->box);
   printf("\nresult: %s", ok ? "capability mode is fully provided"
                             : "capability mode is NOT fully provided");
+  // A kernel that provides every layer is no use where no host can start:
+  // said so, and not claimed as provided.
+  if (!capsa_doctor_container_host_can_start(&ns->box))
+    printf(" (a host cannot start here: %s)", ns->box.proc_why);
   // Namespaces are defence in depth around capability mode, not part of it:
   // missing ones are said, and do not change the exit status.
   if (ns->missing[0])
@@ -181,6 +189,8 @@ static void print_json(const struct capsa_features *f,
   printf(",\"user_why\":");
   json_string(ns->rep.user_why);
   printf("},");
+  capsa_doctor_container_json(&ns->rep, &ns->box, json_string);
+  printf(",");
   print_json_cgroup();
   printf(",\"capmode\":");
   if (rep_err < 0) {
@@ -226,7 +236,8 @@ int capsa_cmd_doctor(int argc, char **argv) {
           "Reports the kernel features capability mode builds on, what a\n"
           "process in capability mode gets on this machine (per layer), and\n"
           "tries a list of escapes in a forked child. Exit status: 0 when\n"
-          "capability mode is fully provided, 1 when it is not, 2 for a\n"
+          "capability mode is fully provided and a host can start here\n"
+          "(not where /proc is of another pid namespace), 1 when not, 2 for a\n"
           "wrong command line. Missing namespaces are reported with their\n"
           "reason but do not change the exit status: capability mode does\n"
           "not depend on them.\n",
@@ -245,9 +256,10 @@ int capsa_cmd_doctor(int argc, char **argv) {
   size_t n = 0;
   fflush(stdout);
   int st = capsa_capmode_selftest(res, CAPSA_SELFTEST_MAX, &n);
-  bool ok = rep_err == 0 && rep.complete && st == 0;
   struct ns_view ns;
   ns_view_get(&ns);
+  bool ok = rep_err == 0 && rep.complete && st == 0 &&
+            capsa_doctor_container_host_can_start(&ns.box);
   if (json)
     print_json(f, &rep, rep_err, res, n, st, ok, &ns);
   else

@@ -119,8 +119,8 @@ static int run(const char *name, bool decompress, int argc, char **argv) {
   struct capsa_cli_host h;
   err = capsa_cli_host_open(&h);
   if (err < 0) {
-    fprintf(stderr, "capsa %s: cannot start the host: %s\n", name,
-            strerror(-err));
+    fprintf(stderr, "capsa %s: cannot start the host: %s%s%s\n", name,
+            strerror(-err), h.start_error[0] ? ": " : "", h.start_error);
     free(in);
     return 1;
   }

@@ -224,10 +224,16 @@ int capsa__atk_kill_init(const struct capsa_attack_env *env) {
 }
 
 int capsa__atk_kill_host(const struct capsa_attack_env *env) {
+  // The filter lets a renderer signal itself: aimed at its own pid the call
+  // would succeed and prove nothing about the host.
+  if (capsa_attack_aims_at_self(env, env->host_pid))
+    return CAPSA_ATTACK_NOT_APPLICABLE;
   return kill(env->host_pid, 0) == 0 ? 0 : fail();
 }
 
 int capsa__atk_tgkill_host(const struct capsa_attack_env *env) {
+  if (capsa_attack_aims_at_self(env, env->host_pid))
+    return CAPSA_ATTACK_NOT_APPLICABLE;
   return syscall(SYS_tgkill, env->host_pid, env->host_pid, 0) == 0 ? 0 : fail();
 }
 

@@ -144,6 +144,7 @@ void capsa_attack_env_init(struct capsa_attack_env *env) {
   if (env == NULL) return;
   memset(env, 0, sizeof *env);
   env->host_pid = getppid();
+  env->self_pid = getpid();
   env->ro_shm_fd = -1;
   env->dir_fd = -1;
   env->limited_fd = -1;
@@ -156,6 +157,11 @@ void capsa_attack_env_init(struct capsa_attack_env *env) {
     f = capsa_features_get();
   env->i386_entry = f ? f->i386_entry : -1;
   env->i386_detail = f && !f->i386_entry ? f->i386_detail : NULL;
+}
+
+bool capsa_attack_aims_at_self(const struct capsa_attack_env *env,
+                               pid_t target) {
+  return env != NULL && target > 0 && target == env->self_pid;
 }
 
 const struct capsa_attack *capsa_attack_find(const char *name) {

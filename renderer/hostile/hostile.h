@@ -55,11 +55,24 @@ struct capsa_attack_env {
   // 1 present, 0 absent, -1 unknown (the attempt then runs).
   int i386_entry;
   const char *i386_detail;  // static: why absent, or NULL
+  // The attacking renderer's own pid (the parent of each forked attempt).
+  // Where host_pid equals it, the host's pid names this renderer itself in
+  // its own pid namespace (a host that is pid 1 of a container, seen from a
+  // renderer that is pid 1 of its own): the host cannot be named from in
+  // there, and the signal attempts at it report CAPSA_ATTACK_NOT_APPLICABLE
+  // (capsa_attack_aims_at_self) rather than signalling the renderer.
+  pid_t self_pid;
 };
 
-// Defaults: host_pid = getppid(), no sibling, no shm, no directory, no
-// limited descriptor, tty_fd = 0, i386_entry from the features cache.
+// Defaults: host_pid = getppid(), self_pid = getpid(), no sibling, no shm, no
+// directory, no limited descriptor, tty_fd = 0, i386_entry from the features
+// cache.
 void capsa_attack_env_init(struct capsa_attack_env *env);
+
+// Whether `target` (a pid an attempt aims at as "another process") names the
+// attacking renderer itself: see self_pid.
+bool capsa_attack_aims_at_self(const struct capsa_attack_env *env,
+                               pid_t target);
 
 // An attempt returns 0 when the operation SUCCEEDED (an escape), -errno when
 // refused, or CAPSA_ATTACK_NOT_APPLICABLE when the env lacks what it needs.

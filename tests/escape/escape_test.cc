@@ -353,6 +353,18 @@ class EscapeMatrix : public ::testing::Test {
                r.attack->name);
         continue;
       }
+      if (r.verdict == CAPSA_VERDICT_SKIPPED && ns_pid == getpid() &&
+          (std::string(r.attack->name) == "kill-host" ||
+           std::string(r.attack->name) == "tgkill-host" ||
+           std::string(r.attack->name) == "kill-host-sigkill")) {
+        // The host (this test) and the renderer are both pid N of their own
+        // pid namespaces (the test runs as a container's pid 1): the host's
+        // pid names the attacker itself, the host is not nameable from in
+        // there, and the attempt declined to signal itself.
+        printf("note: %s: the host's pid %d is the renderer's own\n",
+               r.attack->name, (int)getpid());
+        continue;
+      }
       if (std::string(r.attack->name) == "kill-init" && ns_pid == 1) {
         // In its own pid namespace the renderer IS pid 1: the attempt (made
         // from a forked child of the renderer, which inherits the filter's

@@ -26,6 +26,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/host/ptrace_cap.h"
+
 #include "host/capsa_host.h"
 #include "host/kind_registry.h"
 #include "renderer/runtime.h"
@@ -378,6 +380,7 @@ TEST(CleanImage, RenderersOfTheExecdZygoteHoldNothingOfTheHost) {
 }
 
 TEST(CleanImage, ForkedZygoteControlShowsTheSearchFindsMarkers) {
+  CAPSA_SKIP_IF_ROOT_WITHOUT_PTRACE();
   CAPSA_EXPECT_CHILD_OK_T([] { RunHost(false); }, 60000);
 }
 

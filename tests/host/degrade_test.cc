@@ -39,6 +39,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/host/ptrace_cap.h"
+
 #include "host/capsa_host.h"
 #include "host/testing.h"
 #include "renderer/runtime.h"
@@ -79,7 +81,13 @@ constexpr unsigned kUnprivUid = 1000;
 // (kUnprivileged). Fails the test (ASSERT) when the kernel refuses the set-up.
 void EnterNoUsernsWorld(As as) {
   unsigned uid = geteuid(), gid = getegid();
-  ASSERT_EQ(0, unshare(CLONE_NEWUSER)) << strerror(errno);
+  // Where user namespaces are already refused (a container's
+  // max_user_namespaces=0, a runtime's seccomp profile) the simulation
+  // cannot be built: the world it simulates is the one the test runs in.
+  if (unshare(CLONE_NEWUSER) != 0)
+    GTEST_SKIP() << "user namespaces are refused here, so the simulation "
+                    "cannot be set up: "
+                 << strerror(errno);
   ASSERT_TRUE(WriteFile("/proc/self/setgroups", "deny"));
   unsigned inside = as == As::kRoot ? 0 : kUnprivUid;
   ASSERT_TRUE(
@@ -323,7 +331,8 @@ void RunInside(As as, const char *name) {
         std::string dir = TempDir();
         ASSERT_FALSE(dir.empty());
         EnterNoUsernsWorld(as);
-        if (::testing::Test::HasFatalFailure()) return;
+        if (::testing::Test::HasFatalFailure() || ::testing::Test::IsSkipped())
+          return;
         std::string filter = std::string("--gtest_filter=DegradeInner.") + name;
         std::string out = dir + "/out";
         pid_t pid = fork();
@@ -463,7 +472,8 @@ void Doctor(As as) {
   int rc = -1;
   std::string out;
   EnterNoUsernsWorld(as);
-  if (::testing::Test::HasFatalFailure()) return;
+  if (::testing::Test::HasFatalFailure() || ::testing::Test::IsSkipped())
+    return;
   RunCapsa("doctor", &rc, &out);
   if (::testing::Test::HasFatalFailure()) return;
   EXPECT_EQ(rc_outside, rc) << out;
@@ -512,7 +522,8 @@ void Demo(As as) {
   int rc = -1;
   std::string out;
   EnterNoUsernsWorld(as);
-  if (::testing::Test::HasFatalFailure()) return;
+  if (::testing::Test::HasFatalFailure() || ::testing::Test::IsSkipped())
+    return;
   RunCapsa("demo --out '" + out_dir + "'", &rc, &out);
   Sh("rm -rf '" + out_dir + "'");
   if (::testing::Test::HasFatalFailure()) return;
@@ -544,6 +555,7 @@ TEST(DegradeCli, DemoPassesUnprivilegedWithoutAnyNamespace) {
 // -----------------
 
 TEST(Degrade, WithoutLandlockTheSummaryAndReportsSaySoAndSeccompHolds) {
+  CAPSA_SKIP_IF_ROOT_WITHOUT_PTRACE();
   CAPSA_EXPECT_CHILD_OK_T(
       [] {
         struct capsa_features f = *capsa_features_get();
@@ -581,6 +593,15 @@ TEST(Degrade, WithoutLandlockTheSummaryAndReportsSaySoAndSeccompHolds) {
 TEST(Degrade, WithoutSeccompFiltersTheZygoteTakesNoFilterAndSaysSo) {
   CAPSA_EXPECT_CHILD_OK_T(
       [] {
+        // Under a filter installed before this process (a container
+        // runtime's profile) every process here shows Seccomp 2: without
+        // the filter count a renderer's own filter cannot be told from the
+        // runtime's at all. That combination (Linux < 5.9 in a filtered
+        // container) is a known gap (README, "Inside containers").
+        if (Has(Slurp("/proc/self/status"), "\nSeccomp:\t2\n"))
+          GTEST_SKIP() << "a seccomp filter was installed before this "
+                          "process: the simulated kernel without "
+                          "Seccomp_filters cannot be told apart here";
         capsa__check_hide_seccomp_filters_for_test(true);
         Host h;
         h.Init();
@@ -612,6 +633,7 @@ TEST(Degrade, WithoutSeccompFiltersTheZygoteTakesNoFilterAndSaysSo) {
 // The same host with the count visible: staged, and the refusal is the
 // missing final step (the baseline case is host_test's).
 TEST(Degrade, WithSeccompFiltersTheZygoteIsStaged) {
+  CAPSA_SKIP_IF_ROOT_WITHOUT_PTRACE();
   CAPSA_EXPECT_CHILD_OK_T(
       [] {
         Host h;

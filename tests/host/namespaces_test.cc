@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/host/ptrace_cap.h"
+
 namespace {
 
 // What the child saw, written to its fd 3.
@@ -129,6 +131,7 @@ int SleepMain(void *) {
 }
 
 TEST(Namespaces, OutsideViewSeesEveryAppliedNamespace) {
+  CAPSA_SKIP_IF_ROOT_WITHOUT_PTRACE();
   unsigned avail = AvailableOrSkip();
   if (!(avail & CAPSA_NAMESPACE_USER)) GTEST_SKIP() << "no user namespaces";
   capsa_ns_policy *p = capsa_ns_policy_new();

@@ -132,9 +132,12 @@ run_test() { # USER BIN TEST TIMEOUT
   # Shortly before the test's own watchdog (SIGALRM at $secs) ends it, a
   # test still running gets the state and kernel stack of each of capsa's
   # processes (the test, its zygote, its renderers) recorded: where it hangs.
+  # Its output goes nowhere: `kill $dumper` ends the subshell, not the
+  # sleep in it, which would otherwise hold the caller's output pipe open
+  # (the host row sat idle ~290 s after its last test, waiting for EOF).
   touch "$out.running"
   (sleep $((secs > 20 ? secs - 10 : secs / 2)) && [ -e "$out.running" ] &&
-    dump_processes >"$out.dump") &
+    dump_processes >"$out.dump") </dev/null >/dev/null 2>&1 &
   dumper=$!
   (cd "$cwd" && export CAPSA_TEST_TIMEOUT="$secs" && as_user "$u" timeout -s KILL \
     $((secs + 10)) "$CAPSA_OUT/$bin" --gtest_filter="$t" --gtest_color=no \
