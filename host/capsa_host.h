@@ -524,7 +524,9 @@ int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k);
 // is not mounted; the start error says so and how to mount it.
 // In a process that is pid 1 of its pid namespace or a child subreaper, the
 // host also reaps the zombies it adopts from its renderers and zygotes (see
-// README, "Inside containers": never a child of the embedder's own). With
+// README, "Inside containers": never a child of the embedder's own), woken
+// by a libuv SIGCHLD watcher on the loop: as with uv_spawn, an embedder's
+// own SIGCHLD handler is then libuv's to share (use uv_signal_t). With
 // renderer_exe also what its comment lists (the file refused, a kind it
 // does not register, an executable that is no zygote).
 int capsa_host_start(capsa_host_t *host);
