@@ -199,7 +199,8 @@ TEST_F(ReplyBinding, AnswerAcrossDeadlineRestartIsRefused) {
       [&] {
         capsa_test_command_job_t job;
         capsa_msg_t m;
-        capsa_test::InitJob(&m, &job, "never answered");
+        const std::string data = "never answered";  // borrowed by the job
+        capsa_test::InitJob(&m, &job, data);
         ASSERT_EQ(0, capsa_renderer_request(
                          r_, &m, 200,
                          [](capsa_renderer_t *, int status, capsa_msg_t *,
