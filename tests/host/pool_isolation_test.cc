@@ -66,8 +66,8 @@ int Convert(capsa_rctx_t *r, capsa_msg_t *m) {
   return capsa_rctx_reply(r, m, &reply);
 }
 
-const capsa_renderer_handlers_t kLeaky = {"leaky", nullptr, Convert, nullptr,
-                                          kConvert, 1};
+const capsa_renderer_handlers_t kLeaky = {"leaky", nullptr,  Convert,
+                                          nullptr, kConvert, 1};
 CAPSA_RENDERER_KIND(k_leaky, "pool-leaky", capsa_renderer_main, &kLeaky)
 
 constexpr size_t kRegion = 4096;
@@ -95,8 +95,8 @@ class PoolIsolation : public ::testing::Test {
     kind_ = capsa_host_define_kind(&host_, &k);
     ASSERT_GE(kind_, 0);
     ASSERT_EQ(0, capsa_host_start(&host_));
-    ASSERT_EQ(0, capsa_shm_create(kRegion, "in", CAPSA_SHM_CREATOR_WRITES,
-                                  &in_));
+    ASSERT_EQ(0,
+              capsa_shm_create(kRegion, "in", CAPSA_SHM_CREATOR_WRITES, &in_));
     ASSERT_EQ(0,
               capsa_shm_create(kRegion, "out", CAPSA_SHM_PEER_WRITES, &out_));
   }
@@ -107,9 +107,8 @@ class PoolIsolation : public ::testing::Test {
     }
     bool closed = false;
     host_.data = &closed;
-    capsa_host_close(&host_, [](capsa_host_t *h) {
-      *static_cast<bool *>(h->data) = true;
-    });
+    capsa_host_close(
+        &host_, [](capsa_host_t *h) { *static_cast<bool *>(h->data) = true; });
     Run([&] { return closed; }, 10000);
     EXPECT_EQ(0, uv_loop_close(&loop_));
     capsa_shm_close(&in_);
