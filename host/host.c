@@ -543,10 +543,17 @@ static void on_heartbeat(uv_timer_t *t) {
   capsa_msg_init(&ping, CAPSA_MSG_PING);
   ping.u.ping.seq = uv_now(r->h->loop);
   const capsa_kind_options_t *k = &r->h->kinds[r->kind];
-  if (capsa_channel_request(&r->ch, &ping, k->heartbeat_timeout_ms, on_pong,
-                            NULL) == 0) {
+  int err = capsa_channel_request(&r->ch, &ping, k->heartbeat_timeout_ms,
+                                  on_pong, NULL);
+  if (err == 0) {
     r->ping_outstanding = true;
     r->ping_rests = r->ch.share.rests;
+  } else if (err == -EPIPE) {
+    // It can no longer be sent to (gone, or it shut its reading side):
+    // what it sent is still read, and, as after a close, it is killed if it
+    // has not exited within LINGER_MS (no heartbeat could judge it now).
+    uv_timer_stop(&r->timer);
+    uv_timer_start(&r->timer, on_linger, LINGER_MS, 0);
   }
 }
 

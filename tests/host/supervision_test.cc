@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -79,6 +80,14 @@ int OnSupMessage(capsa_rctx_t *r, capsa_msg_t *m) {
     // Last words, then a crash before reading what the host sent next.
     for (int i = 0; i < 5; i++) capsa_rctx_log(r, CAPSA_LOG_INFO, "line %d", i);
     Act("crash");
+  }
+  if (capsa_test::AsRun(m) && capsa_test::RunData(m) == "deaf") {
+    // Shuts its reading side and talks on: nothing can reach it any more.
+    if (shutdown(3, SHUT_RD) < 0) abort();
+    for (;;) {
+      capsa_rctx_log(r, CAPSA_LOG_INFO, "still here");
+      usleep(50 * 1000);
+    }
   }
   if (capsa_test::AsRun(m)) {
     Act(capsa_test::RunData(m));
@@ -259,6 +268,19 @@ TEST_F(Supervision, LastWordsBeforeACrashWithMessagesUnreadArrive) {
   ASSERT_EQ(5u, logs_.size()) << order_;
   for (int i = 0; i < 5; i++) EXPECT_EQ("line " + std::to_string(i), logs_[i]);
   EXPECT_EQ("ready crashed closed ", order_);
+}
+
+// A renderer that shuts its reading side cannot be sent to (no PING, no
+// work) but may talk on: the host reads what it sends, and ends it as after
+// a close (LINGER_MS) instead of keeping it for good.
+TEST_F(Supervision, ARendererThatStopsReadingIsEndedNotKeptForever) {
+  int k = Kind("sup");
+  capsa_renderer_t *r = Start(k);
+  ASSERT_NE(nullptr, r);
+  ASSERT_EQ(0, capsa_test::SendRun(r, "deaf"));
+  ASSERT_TRUE(Run([&] { return closed_ == 1; }, 8000)) << order_;
+  EXPECT_FALSE(logs_.empty()) << "what it sent was read";
+  EXPECT_EQ(0u, Count(CAPSA_EV_RESTARTED));
 }
 
 // What the host sends while on_start waits in a call reaches on_message
