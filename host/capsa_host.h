@@ -148,7 +148,9 @@ typedef enum capsa_host_event_type {
   CAPSA_EV_BAD_MESSAGE,      // ev->text = reason; killed, never restarted
   CAPSA_EV_SANDBOX_REFUSED,  // ev->text = what failed; killed
   CAPSA_EV_LIMIT,            // ev->text = which limit; ev->signal
-  CAPSA_EV_RESTARTED,        // a new process replaces the dead one
+  CAPSA_EV_RESTARTED,        // a new process replaces the dead one;
+                             // ev->text "navigation" (capsa_renderer_
+                             // navigate) or NULL (the restart policy)
   CAPSA_EV_SPAWN_FAILED,     // ev->status = -errno (restart failed)
   CAPSA_EV_CLOSED,           // last event of a renderer handle
   CAPSA_EV_KILLED,           // ev->text = why: the host killed it (SIGKILL)
@@ -332,6 +334,8 @@ void capsa_host_options_init(capsa_host_options_t *o);
 
 // A kind's limit that is explicitly no limit (see capsa_kind_options_t).
 #define CAPSA_LIMIT_NONE UINT64_MAX
+// capsa_kind_options_t.warm_up_fds: at most this many.
+#define CAPSA_WARM_UP_MAX_FDS 4
 
 typedef struct capsa_kind_options {
   const char *name;  // borrowed; must outlive the host
@@ -491,6 +495,13 @@ typedef struct capsa_kind_options {
   // _request / _reply; a reply callback gets the typed response the same way.
   const struct capsa_interface *const *interfaces;
   unsigned ninterfaces;  // <= CAPSA_IFACE_MAX_PER_CHANNEL (8)
+  // What the kind's warm-up reads in the zygote (CAPSA_RENDERER_WARM_UP,
+  // host/kind_registry.h), e.g. its fonts: borrowed descriptors, open until
+  // capsa_host_close (each zygote the host starts gets its own copies, and
+  // closes them once the warm-up returned: renderers never hold them).
+  // Default none.
+  int warm_up_fds[CAPSA_WARM_UP_MAX_FDS];
+  unsigned nwarm_up_fds;  // <= CAPSA_WARM_UP_MAX_FDS
 } capsa_kind_options_t;
 
 void capsa_kind_options_init(capsa_kind_options_t *k, const char *name,
@@ -605,6 +616,20 @@ int capsa_renderer_report_bad_message(capsa_renderer_t *r, const char *reason);
 // CAPSA_EV_KILLED "restart requested", then RESTARTED (or CLOSED when the
 // policy allows no more). 0 or -ESRCH.
 int capsa_renderer_restart(capsa_renderer_t *r);
+// Navigation or reload: a new incarnation in place of the current one, the
+// embedder's decision and not a failure. CAPSA_EV_KILLED "navigation" (or,
+// when it was already ending — a CRASHED being reported, a backoff — how
+// it ended, as it was), then RESTARTED with text "navigation" as soon as
+// the old process is gone: no backoff, not counted against max_restarts
+// (capsa_renderer_navigations counts them). The old incarnation is cut off
+// when this returns: nothing more of it reaches the embedder (its
+// messages are no longer read, the requests it was asked are answered
+// -ECANCELED first, answers to what it asked are refused -ESTALE).
+// With keep_spare the next incarnation is the kind's pre-forked spare.
+// 0; -ESRCH when the handle is ending for good (killed, shut down, a bad
+// message, a refused sandbox, the policy's last CLOSED, the host closing):
+// spawn a new one; -EINVAL.
+int capsa_renderer_navigate(capsa_renderer_t *r);
 // Asks the renderer to exit (CAPSA_MSG_SHUTDOWN): exiting 0 within
 // timeout_ms is CAPSA_EV_SHUTDOWN; otherwise it is killed (CAPSA_EV_KILLED
 // "no exit within the shutdown timeout"). Never restarted. 0, -ENOTCONN
@@ -616,6 +641,7 @@ void capsa_renderer_set_data(capsa_renderer_t *r, void *data);
 pid_t capsa_renderer_pid(const capsa_renderer_t *r);  // host's pid namespace
 int capsa_renderer_kind(const capsa_renderer_t *r);
 unsigned capsa_renderer_restarts(const capsa_renderer_t *r);
+unsigned capsa_renderer_navigations(const capsa_renderer_t *r);
 
 // Checks a process from outside as the host does on HELLO. `expect_ns` is
 // the CAPSA_NAMESPACE_* set that must differ. Returns 0 (see out->ok) or
@@ -657,6 +683,16 @@ int capsa_host_kind_report(const capsa_host_t *host, int kind,
 // -ECANCELED first), stops
 // the zygote and closes the host's handles; `cb` (may be NULL) runs from the
 // loop once everything is closed. The loop can then finish.
+// Whether the kind's warm-up (CAPSA_RENDERER_WARM_UP, host/kind_registry.h)
+// ran in the current zygote: CAPSA_WARM_UP_DONE, CAPSA_WARM_UP_NONE (none
+// registered for its name), CAPSA_WARM_UP_NOT_RUN (a forked zygote runs
+// none); -EINVAL before capsa_host_start or for an unknown kind. A warm-up
+// that failed failed the start (capsa_host_start_error says why).
+#define CAPSA_WARM_UP_NONE 0
+#define CAPSA_WARM_UP_DONE 1
+#define CAPSA_WARM_UP_NOT_RUN 2
+int capsa_host_kind_warm_up(const capsa_host_t *host, int kind);
+
 void capsa_host_close(capsa_host_t *host, capsa_host_close_cb cb);
 
 const char *capsa_host_event_name(capsa_host_event_type_t t);

@@ -2,6 +2,7 @@
 // sandbox check on HELLO, and supervision (exit, crash, hang, limits, bad
 // messages, restarts). See host/capsa_host.h.
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -742,6 +743,19 @@ static int start_zygote(struct capsa__host_impl *h) {
   }
   if (serr == 0) h->zygote_filters = z.seccomp_filters;
   h->zygote_forks = 0;
+  for (unsigned k = 0; k < h->nkinds; k++) {
+    int werr = h->zygote.warm_up[k];
+    if (werr >= 0) continue;
+    snprintf(h->start_error, sizeof h->start_error,
+             werr == -ENOTUNIQ
+                 ? "kind '%.64s': two warm-ups registered for the name "
+                   "(CAPSA_RENDERER_WARM_UP): keep one"
+                 : "kind '%.64s': its warm-up (CAPSA_RENDERER_WARM_UP) "
+                   "failed in the zygote: %s",
+             h->kinds[k].name, strerror(-werr));
+    capsa__zygote_stop(&h->zygote);
+    return werr;
+  }
   return 0;
 }
 
@@ -834,6 +848,10 @@ static int launch(struct capsa_host_renderer *r) {
   capsa_channel_options_t co = {
       .peer = CAPSA_PEER_RENDERER,
       .max_busy_percent = k->host_share_percent,  // 100: no cap
+      // HELLO, READY and the first requests of a new incarnation (a
+      // navigation's) are not held back by the share: host_internal.h.
+      .startup_free_messages = CAPSA__STARTUP_FREE_MESSAGES,
+      .startup_free_ms = CAPSA__STARTUP_FREE_MS,
       .interfaces = k->interfaces,
       .ninterfaces = k->ninterfaces};
   err = capsa_channel_init(h->loop, &r->ch, sv[0], &co);
@@ -897,23 +915,30 @@ void capsa__renderer_unpend(struct capsa_host_renderer *r) {
 
 #define BACKOFF_CAP_MS 30000u
 
-static void relaunch(struct capsa_host_renderer *r) {
+// The handle's last step: CLOSED follows, nothing can start it again.
+static void close_handle(struct capsa_host_renderer *r) {
+  r->no_restart = true;
+  r->navigating = false;
+  uv_close((uv_handle_t *)&r->timer, on_timer_closed);
+}
+
+static void relaunch(struct capsa_host_renderer *r, const char *why) {
   int err = launch(r);
   if (err == 0) {
-    emit_simple(r, CAPSA_EV_RESTARTED, (int)r->restarts, 0, NULL);
+    emit_simple(r, CAPSA_EV_RESTARTED, (int)r->restarts, 0, why);
     return;
   }
   emit_simple(r, CAPSA_EV_SPAWN_FAILED, err, 0, strerror(-err));
-  uv_close((uv_handle_t *)&r->timer, on_timer_closed);
+  close_handle(r);
 }
 
 static void on_backoff_done(uv_timer_t *t) {
   struct capsa_host_renderer *r = t->data;
   r->backing_off = false;
   if (r->no_restart || r->h->closing)
-    uv_close((uv_handle_t *)&r->timer, on_timer_closed);
+    close_handle(r);
   else
-    relaunch(r);
+    relaunch(r, NULL);
 }
 
 // Ends a backoff without restarting (killed, host closing): CLOSED follows.
@@ -921,7 +946,7 @@ static void cancel_backoff(struct capsa_host_renderer *r) {
   if (!r->backing_off) return;
   r->backing_off = false;
   uv_timer_stop(&r->timer);
-  uv_close((uv_handle_t *)&r->timer, on_timer_closed);
+  close_handle(r);
 }
 
 // The n-th restart of a window waits restart_backoff_ms * 2^(n-1), capped.
@@ -938,20 +963,28 @@ static void after_incarnation(struct capsa_host_renderer *r) {
   if (k->restart_window_ms && r->window_restarts > 0 &&
       now - r->window_start_ms >= k->restart_window_ms)
     r->window_restarts = 0;  // a new window: the old restarts are forgiven
+  if (r->navigating && !r->no_restart && !h->closing) {
+    // The embedder's navigation: at once, and not a crash to budget for.
+    r->navigating = false;
+    r->navigations++;
+    relaunch(r, "navigation");
+    return;
+  }
+  r->navigating = false;
   if (!r->no_restart && !h->closing && r->window_restarts < k->max_restarts) {
     if (r->window_restarts == 0) r->window_start_ms = now;
     r->window_restarts++;
     r->restarts++;
     uint64_t wait = backoff_ms(k, r->window_restarts);
     if (wait == 0) {
-      relaunch(r);
+      relaunch(r, NULL);
       return;
     }
     r->backing_off = true;
     uv_timer_start(&r->timer, on_backoff_done, wait, 0);
     return;
   }
-  uv_close((uv_handle_t *)&r->timer, on_timer_closed);
+  close_handle(r);
 }
 
 // --- public API ---------------------------------------------------------
@@ -1029,6 +1062,21 @@ int capsa_host_define_kind(capsa_host_t *host, const capsa_kind_options_t *k) {
       snprintf(h->start_error, sizeof h->start_error,
                "kind '%.64s': interface %u: %s", k->name, i, why);
       return -EINVAL;
+    }
+  }
+  if (k->nwarm_up_fds > CAPSA_WARM_UP_MAX_FDS) {
+    snprintf(h->start_error, sizeof h->start_error,
+             "kind '%.64s': nwarm_up_fds %u is above CAPSA_WARM_UP_MAX_FDS "
+             "(%d)",
+             k->name, k->nwarm_up_fds, CAPSA_WARM_UP_MAX_FDS);
+    return -EINVAL;
+  }
+  for (unsigned i = 0; i < k->nwarm_up_fds; i++) {
+    if (k->warm_up_fds[i] < 0 || fcntl(k->warm_up_fds[i], F_GETFD) < 0) {
+      snprintf(h->start_error, sizeof h->start_error,
+               "kind '%.64s': warm_up_fds[%u] (%d) is not an open descriptor",
+               k->name, i, k->warm_up_fds[i]);
+      return -EBADF;
     }
   }
   capsa_kind_options_t *c = &h->kinds[h->nkinds];
@@ -1152,6 +1200,8 @@ int capsa_host_start(capsa_host_t *host) {
     z->limit_cpu = zygote_limit(k->limit_cpu_seconds);
     z->limit_nofile = zygote_limit(k->limit_open_files);
     z->limit_nproc = zygote_limit(k->limit_processes);
+    z->nwarm = k->nwarm_up_fds;
+    memcpy(z->warm_fds, k->warm_up_fds, sizeof z->warm_fds);
   }
   if (!h->image_exec && !h->opts.allow_forked_zygote) {
     snprintf(h->start_error, sizeof h->start_error,
@@ -1331,6 +1381,26 @@ int capsa_renderer_restart(capsa_renderer_t *r) {
   return 0;
 }
 
+int capsa_renderer_navigate(capsa_renderer_t *r) {
+  if (!r) return -EINVAL;
+  // Ending for good (killed, shut down, bad message) or the host closing:
+  // CLOSED follows, nothing to navigate.
+  if (r->no_restart || r->closing || r->h->closing) return -ESRCH;
+  r->navigating = true;
+  if (r->backing_off) {  // no process now: the next one starts at once
+    r->backing_off = false;
+    uv_timer_stop(&r->timer);
+    after_incarnation(r);
+    return 0;
+  }
+  // Already ending (crashed, killed for a limit, its end being reported):
+  // the next incarnation starts when it is gone, as below.
+  if (r->state == R_DYING || r->pidfd < 0 || r->kill_reason || r->reporting_end)
+    return 0;
+  kill_for(r, CAPSA_EV_KILLED, "navigation");
+  return 0;
+}
+
 static void on_shutdown_timeout(uv_timer_t *t) {
   kill_for(t->data, CAPSA_EV_KILLED, "no exit within the shutdown timeout");
 }
@@ -1365,6 +1435,13 @@ int capsa_renderer_kind(const capsa_renderer_t *r) {
 }
 unsigned capsa_renderer_restarts(const capsa_renderer_t *r) {
   return r ? r->restarts : 0;
+}
+uint64_t capsa__renderer_rests_for_test(const capsa_renderer_t *r);
+uint64_t capsa__renderer_rests_for_test(const capsa_renderer_t *r) {
+  return r ? r->ch.share.rests : 0;
+}
+unsigned capsa_renderer_navigations(const capsa_renderer_t *r) {
+  return r ? r->navigations : 0;
 }
 
 const char *capsa_host_image(const capsa_host_t *host) {
@@ -1462,6 +1539,13 @@ int capsa_host_kind_report(const capsa_host_t *host, int kind,
   if (h->zygote.kind_error[kind] < 0) return h->zygote.kind_error[kind];
   *out = h->zygote.capmode[kind];
   return 0;
+}
+
+int capsa_host_kind_warm_up(const capsa_host_t *host, int kind) {
+  if (!host || !host->impl) return -EINVAL;
+  const struct capsa__host_impl *h = host->impl;
+  if (!h->started || kind < 0 || (unsigned)kind >= h->nkinds) return -EINVAL;
+  return h->zygote.warm_up[kind];  // the zygote's own numbers are ours
 }
 
 static void on_closer_closed(uv_handle_t *hd) {

@@ -4,6 +4,7 @@
 #define CAPSA_HOST_HOST_INTERNAL_H_
 
 #include "host/capsa_host.h"
+#include "host/kind_registry.h"
 #include "host/zygote.h"
 #include "ipc/shm.h"
 #include "sandbox/cgroup.h"
@@ -55,6 +56,10 @@ struct capsa_host_renderer {
   unsigned window_restarts;
   uint64_t window_start_ms;
   bool backing_off;
+  // capsa_renderer_navigate: the next incarnation starts as soon as this
+  // one is gone, whatever the restart policy says (not counted in it).
+  bool navigating;
+  unsigned navigations;        // over the handle's life
   bool shutdown_asked;         // capsa_renderer_shutdown: exit 0 = SHUTDOWN
   bool not_serving;            // the last send was refused for not being READY
   bool reporting_end;          // finish_exit is reporting how it ended
@@ -190,6 +195,14 @@ void capsa__broker_free_fonts(struct capsa__host_impl *h);
 #define CAPSA__DEFAULT_RENDERER_PROCESSES 4096u
 #define CAPSA__DEFAULT_LOG_BYTES_PER_SECOND (64u << 10)
 #define CAPSA__DEFAULT_HOST_SHARE_PERCENT 10u
+// A new incarnation's start-up allowance under host_share_percent: its
+// first 32 messages within 250 ms are not charged (HELLO, READY, a
+// renderer's first requests: measured, charging them cost ~1 ms of every
+// navigation and ~1.5 ms of a crash reload). A flooder gains 32 messages'
+// worth of loop time once per incarnation, and incarnations are the
+// embedder's (spawn, navigate) or the restart policy's to make.
+#define CAPSA__STARTUP_FREE_MESSAGES 32u
+#define CAPSA__STARTUP_FREE_MS 250u
 // What a LOG message costs beyond its text (so empty ones are not free).
 #define CAPSA__LOG_MESSAGE_COST 32u
 
@@ -263,6 +276,9 @@ int capsa__exe_fd(void);
 // whether `name` was registered twice, and every registered name, ", "
 // between them, into buf (cut at len with "...").
 bool capsa__kind_ambiguous(const char *name);
+// The warm-up registered for `name` (CAPSA_RENDERER_WARM_UP), or NULL; a
+// name registered twice is NULL with *ambiguous set. host/kind_registry.c.
+capsa_warm_up_fn capsa__kind_warm_up(const char *name, bool *ambiguous);
 void capsa__kind_names(char *buf, size_t len);
 
 // host/renderer_exe.c: capsa_host_options_t.renderer_exe. Opens and checks

@@ -53,6 +53,36 @@ bool capsa_kind_registry_overflowed(void) {
   return g_overflow;
 }
 
+static const capsa_warm_up_registration_t *g_warm[CAPSA_KIND_REGISTRY_MAX];
+static bool g_warm_ambiguous[CAPSA_KIND_REGISTRY_MAX];
+static unsigned g_nwarm;
+
+void capsa_kind_register_warm_up(const capsa_warm_up_registration_t *r) {
+  if (!r || !r->name || !r->fn) return;
+  for (unsigned i = 0; i < g_nwarm; i++) {
+    if (strcmp(g_warm[i]->name, r->name) == 0) {
+      if (g_warm[i] != r) g_warm_ambiguous[i] = true;  // which one? not ours
+      return;
+    }
+  }
+  if (g_nwarm == CAPSA_KIND_REGISTRY_MAX) {
+    g_overflow = true;
+    return;
+  }
+  g_warm[g_nwarm++] = r;
+}
+
+capsa_warm_up_fn capsa__kind_warm_up(const char *name, bool *ambiguous) {
+  *ambiguous = false;
+  for (unsigned i = 0; name && i < g_nwarm; i++) {
+    if (strcmp(g_warm[i]->name, name) == 0) {
+      *ambiguous = g_warm_ambiguous[i];
+      return g_warm_ambiguous[i] ? NULL : g_warm[i]->fn;
+    }
+  }
+  return NULL;
+}
+
 bool capsa__kind_ambiguous(const char *name) {
   for (unsigned i = 0; name && i < g_nreg; i++)
     if (strcmp(g_reg[i]->name, name) == 0) return g_ambiguous[i];

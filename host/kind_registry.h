@@ -107,6 +107,48 @@ const capsa_kind_registration_t *capsa_kind_lookup(const char *name);
 
 bool capsa_kind_registry_overflowed(void);
 
+// A kind's warm-up: work every renderer of the kind would otherwise repeat
+// at start (a font rasterised, a dictionary parsed, tables built), done
+// once in the zygote before it forks them, so each renderer starts with
+// the result in its memory (copy-on-write: its writes stay its own and
+// reach neither the zygote nor a sibling).
+//
+//   static int glyphs_ready;
+//   static int warm(const int *fds, unsigned nfds) {  // in the zygote
+//     (void)fds;  // the kind's warm_up_fds (capsa_kind_options_t), borrowed
+//     glyphs_ready = nfds > 0;
+//     return 0;  // or -errno: capsa_host_start fails and says why
+//   }
+//   CAPSA_RENDERER_WARM_UP(page, "page", warm)
+//   // in the renderer: if (!glyphs_ready) build them here, as before
+//
+// When: in an exec'd zygote (capsa_main, or renderer_exe), after its
+// configuration and before its sandbox stage or any fork; again in each
+// zygote that replaces one (zygote_renew_after, after a zygote crash). A
+// forked zygote (allow_forked_zygote) runs none: a renderer must cope with
+// a warm-up that did not run (capsa_host_kind_warm_up says
+// CAPSA_WARM_UP_NOT_RUN). What it may do: read its descriptors, allocate,
+// compute; no threads (the zygote forks afterwards), nothing per user or per
+// job (every renderer of the kind, each a compromised one in the threat model,
+// sees all of it). Descriptors it opens are closed after it returns; so are
+// `fds`. Registered by name, like the kind; at most one per name.
+typedef int (*capsa_warm_up_fn)(const int *fds, unsigned nfds);
+
+typedef struct capsa_warm_up_registration {
+  const char *name;
+  capsa_warm_up_fn fn;
+} capsa_warm_up_registration_t;
+
+// Called by CAPSA_RENDERER_WARM_UP's constructor; `r` must be static.
+void capsa_kind_register_warm_up(const capsa_warm_up_registration_t *r);
+
+#define CAPSA_RENDERER_WARM_UP(ident, kname, fn)                            \
+  static const capsa_warm_up_registration_t capsa__warm_reg_##ident = {     \
+      (kname), (fn)};                                                       \
+  __attribute__((constructor)) static void capsa__warm_ctor_##ident(void) { \
+    capsa_kind_register_warm_up(&capsa__warm_reg_##ident);                  \
+  }
+
 // Registers a kind at load time, before main. `ident` names the static
 // descriptor (unique in the translation unit); `arg` must be a constant
 // address (static data), never the address of a local.

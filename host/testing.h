@@ -30,6 +30,10 @@ void capsa__check_zygote_ns_of_renderer_for_test(bool on);
 // slow resolver), process-wide. Defined in host/broker.c.
 void capsa__broker_dns_delay_for_test(unsigned ms);
 
+// How often `r`'s current incarnation's channel rested under its kind's
+// host_share_percent (ipc/busy_share.h). Defined in host/host.c.
+uint64_t capsa__renderer_rests_for_test(const capsa_renderer_t *r);
+
 #ifdef __cplusplus
 }
 #endif

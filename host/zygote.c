@@ -54,6 +54,7 @@ struct ready {
   int32_t own_userns;  // capsa__zygote.own_userns (host/zygote.h)
   int32_t kind_error[CAPSA__ZYGOTE_MAX_KINDS];
   struct capsa_capmode_report capmode[CAPSA__ZYGOTE_MAX_KINDS];
+  int32_t warm_up[CAPSA__ZYGOTE_MAX_KINDS];  // capsa__zygote.warm_up
   // The launcher's child could not exec the image: its errno (status too).
   int32_t exec_error;
   // An exec'd image's registered kind names (capsa__zygote.registered).
@@ -94,6 +95,9 @@ static int apply_nproc_total(const struct boot *b) {
 static struct capsa__zygote_kind g_kinds[CAPSA__ZYGOTE_MAX_KINDS];
 static unsigned g_nkinds;
 static struct ready g_ready;
+// An exec'd image runs the kinds' warm-ups (a forked zygote does not:
+// host/kind_registry.h).
+static bool g_warm_ups;
 static unsigned g_namespaces;
 // Each renderer in a nested user namespace of its own (see fork_renderer).
 static bool g_own_userns;
@@ -453,6 +457,38 @@ static void warm_up(void) {
   close(sv[1]);
 }
 
+// The kinds' own warm-ups (CAPSA_RENDERER_WARM_UP), before the stage and
+// before any fork, so that every renderer inherits what they built. Their
+// descriptors, and any a warm-up left open, are closed afterwards: the scan
+// below takes every descriptor still open for the policies' own.
+static void run_warm_ups(void) {
+  for (unsigned k = 0; k < g_nkinds; k++) {
+    struct capsa__zygote_kind *z = &g_kinds[k];
+    bool ambiguous = false;
+    capsa_warm_up_fn fn = capsa__kind_warm_up(z->name, &ambiguous);
+    if (!g_warm_ups) {
+      g_ready.warm_up[k] = fn ? CAPSA__WARM_UP_NOT_RUN : CAPSA__WARM_UP_NONE;
+      z->nwarm = 0;  // a forked zygote's copy of the host's numbers
+      continue;
+    }
+    if (ambiguous) g_ready.warm_up[k] = -ENOTUNIQ;
+    if (fn && g_ready.kind_error[k] == 0) {
+      unsigned char before[128];  // descriptors 0..1023 open before it ran
+      memset(before, 0, sizeof before);
+      for (int fd = 0; fd < 1024; fd++)
+        if (fcntl(fd, F_GETFD) >= 0)
+          before[fd / 8] |= (unsigned char)(1 << (fd % 8));
+      int err = fn(z->warm_fds, z->nwarm);
+      g_ready.warm_up[k] = err < 0 ? err : CAPSA__WARM_UP_DONE;
+      for (int fd = CTRL_FD + 1; fd < 1024; fd++)
+        if (!(before[fd / 8] & (1 << (fd % 8))) && fcntl(fd, F_GETFD) >= 0)
+          close(fd);
+    }
+    for (unsigned i = 0; i < z->nwarm; i++) close(z->warm_fds[i]);
+    z->nwarm = 0;
+  }
+}
+
 // Whether a user namespace of its own gives each renderer its own process
 // count, tried once: a child in a new user namespace lowers RLIMIT_NPROC to
 // 2 and forks. Counted per user namespace (Linux 5.14+) that is its second
@@ -510,6 +546,7 @@ static int zygote_body(bool baseline_ok, int *dirfds, unsigned ndirfds) {
     g_ready.kind_error[k] = err;
   }
   for (unsigned i = 0; i < ndirfds; i++) close(dirfds[i]);
+  run_warm_ups();
   warm_up();
   // Everything open now beyond stdio and the control socket belongs to the
   // policies (the launcher closed all else before we ran).
@@ -591,6 +628,7 @@ struct zcfg_kind {
   uint64_t limit_as, limit_cpu, limit_nofile, limit_nproc;
   uint32_t policy_off, policy_len;  // in the datagram
   uint32_t ndirs;                   // its directories' datagrams, in order
+  uint32_t nwarm;  // its warm-up descriptors' datagrams, after all dirs
 };
 
 struct zcfg {
@@ -604,6 +642,7 @@ struct zcfg {
   uint32_t empty_root, empty_root_required;
   uint32_t baseline_ok;
   uint32_t ndirs;  // directory datagrams that follow
+  uint32_t nwarm;  // then warm-up descriptor datagrams (zdir: kind, index)
   struct zcfg_kind kinds[CAPSA__ZYGOTE_MAX_KINDS];
 };
 
@@ -647,6 +686,18 @@ _Noreturn void capsa__zygote_image_main(void) {
     if (m != (ssize_t)sizeof d || fd < 0) image_fail(-EBADMSG);
     dirs[ndirs++] = fd;
   }
+  if (c->nwarm > CAPSA__ZYGOTE_MAX_KINDS * CAPSA_WARM_UP_MAX_FDS)
+    image_fail(-EBADMSG);
+  for (unsigned i = 0; i < c->nwarm; i++) {
+    struct zdir d;
+    int fd = -1;
+    ssize_t m = capsa__recv_fd(CTRL_FD, &d, sizeof d, &fd, ZYGOTE_TIMEOUT_MS);
+    if (m != (ssize_t)sizeof d || fd < 0 || d.kind >= c->nkinds ||
+        d.index != g_kinds[d.kind].nwarm || d.index >= c->kinds[d.kind].nwarm)
+      image_fail(-EBADMSG);
+    g_kinds[d.kind].warm_fds[g_kinds[d.kind].nwarm++] = fd;
+  }
+  g_warm_ups = true;
   g_namespaces = c->ns_applied;
   if (c->empty_root) {
     int err = capsa_ns_enter_empty_root();
@@ -667,6 +718,7 @@ _Noreturn void capsa__zygote_image_main(void) {
     z->pid_namespace = ck->pid_namespace;
     z->keep_spare = ck->keep_spare;
     z->no_stage = ck->no_stage;
+    // z->warm_fds / nwarm: received above
     z->limit_as = ck->limit_as;
     z->limit_cpu = ck->limit_cpu;
     z->limit_nofile = ck->limit_nofile;
@@ -734,7 +786,7 @@ static int send_config(int sock, const struct capsa__zygote_kind *kinds,
   size_t off = sizeof *c;
   int dirs[CFG_MAX_DIRS];
   unsigned dir_kind[CFG_MAX_DIRS];
-  unsigned ndirs = 0;
+  unsigned ndirs = 0, nwarm = 0;
   int err = 0;
   for (unsigned k = 0; err == 0 && k < nkinds; k++) {
     struct zcfg_kind *ck = &c->kinds[k];
@@ -750,6 +802,8 @@ static int send_config(int sock, const struct capsa__zygote_kind *kinds,
     ck->limit_cpu = kinds[k].limit_cpu;
     ck->limit_nofile = kinds[k].limit_nofile;
     ck->limit_nproc = kinds[k].limit_nproc;
+    ck->nwarm = kinds[k].nwarm <= CAPSA_WARM_UP_MAX_FDS ? kinds[k].nwarm : 0;
+    nwarm += ck->nwarm;
     if (!kinds[k].capmode) continue;
     ck->has_capmode = 1;
     unsigned nd = 0;
@@ -768,10 +822,17 @@ static int send_config(int sock, const struct capsa__zygote_kind *kinds,
     off += (size_t)len;
   }
   c->ndirs = ndirs;
+  c->nwarm = nwarm;
   if (err == 0) err = capsa__send_fd(sock, buf, off, -1);
   for (unsigned i = 0; err == 0 && i < ndirs; i++) {
     struct zdir d = {dir_kind[i], i};
     err = capsa__send_fd(sock, &d, sizeof d, dirs[i]);
+  }
+  for (unsigned k = 0; err == 0 && k < nkinds; k++) {
+    for (unsigned i = 0; err == 0 && i < c->kinds[k].nwarm; i++) {
+      struct zdir d = {k, i};
+      err = capsa__send_fd(sock, &d, sizeof d, kinds[k].warm_fds[i]);
+    }
   }
   free(buf);
   return err;
@@ -901,6 +962,7 @@ static int zygote_start(capsa__zygote *z,
   for (unsigned k = 0; k < nkinds; k++) {
     z->kind_error[k] = rd.kind_error[k];
     z->capmode[k] = rd.capmode[k];
+    z->warm_up[k] = rd.warm_up[k];
   }
   return 0;
 }

@@ -48,6 +48,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "host/capsa_host.h"
 #include "ipc/message.h"
 #include "sandbox/capmode.h"
 #include "sandbox/namespaces.h"
@@ -93,7 +94,17 @@ struct capsa__zygote_kind {
   rlim_t limit_cpu;     // seconds of CPU
   rlim_t limit_nofile;  // descriptors
   rlim_t limit_nproc;   // processes of the (namespaced) uid
+  // The kind's warm-up input (capsa_kind_options_t.warm_up_fds): borrowed
+  // by the host; the exec'd zygote receives copies and closes them after
+  // the warm-up (host/kind_registry.h).
+  int warm_fds[CAPSA_WARM_UP_MAX_FDS];
+  unsigned nwarm;
 };
+
+// The public CAPSA_WARM_UP_* (host/capsa_host.h), as the zygote says them.
+#define CAPSA__WARM_UP_NONE CAPSA_WARM_UP_NONE
+#define CAPSA__WARM_UP_DONE CAPSA_WARM_UP_DONE
+#define CAPSA__WARM_UP_NOT_RUN CAPSA_WARM_UP_NOT_RUN
 
 // capsa__zygote.own_userns (also the zygote's ready message).
 #define CAPSA__OWN_USERNS 0
@@ -107,6 +118,10 @@ typedef struct capsa__zygote {
   struct capsa_ns_report ns;  // where the zygote (and so renderers) live
   int kind_error[CAPSA__ZYGOTE_MAX_KINDS];  // compile result per kind
   struct capsa_capmode_report capmode[CAPSA__ZYGOTE_MAX_KINDS];
+  // Per kind: CAPSA__WARM_UP_NONE (none registered), _DONE, _NOT_RUN (a
+  // forked zygote), or the -errno the warm-up returned (-ENOTUNIQ: two
+  // registered for the name).
+  int warm_up[CAPSA__ZYGOTE_MAX_KINDS];
   // The zygote is in the kinds' capability-mode launcher stage: renderers
   // take only the final step (see the comment at the top).
   bool staged;

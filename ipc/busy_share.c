@@ -10,6 +10,8 @@ void capsa__busy_share_init(capsa__busy_share_t *b, unsigned percent,
   b->percent = percent;
   b->stamp = now_ns;
   b->rests = 0;
+  b->free_msgs = 0;
+  b->free_until = 0;
   b->tokens = capsa__busy_share_capped(b) ? cap_ns(b) : 0;
 }
 
@@ -34,6 +36,22 @@ bool capsa__busy_share_charge(capsa__busy_share_t *b, uint64_t spent_ns) {
       spent_ns > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)spent_ns;
   b->tokens = b->tokens - floor < spent ? floor : b->tokens - spent;
   return b->tokens > 0;
+}
+
+void capsa__busy_share_allow(capsa__busy_share_t *b, uint32_t msgs,
+                             uint64_t until_ns) {
+  b->free_msgs = msgs;
+  b->free_until = until_ns;
+}
+
+bool capsa__busy_share_charge_at(capsa__busy_share_t *b, uint64_t spent_ns,
+                                 uint64_t now_ns) {
+  if (b->free_msgs > 0 && now_ns < b->free_until) {
+    b->free_msgs--;
+    return b->tokens > 0 || !capsa__busy_share_capped(b);
+  }
+  b->free_msgs = 0;  // spent or expired: never again
+  return capsa__busy_share_charge(b, spent_ns);
 }
 
 uint64_t capsa__busy_share_rest_ms(const capsa__busy_share_t *b) {

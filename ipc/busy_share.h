@@ -47,6 +47,14 @@ static inline bool capsa__busy_share_capped(const capsa__busy_share_t *b) {
 bool capsa__busy_share_may_run(capsa__busy_share_t *b, uint64_t now_ns);
 // Charges `spent_ns`; true while the channel may go on reading.
 bool capsa__busy_share_charge(capsa__busy_share_t *b, uint64_t spent_ns);
+// The start-up allowance (capsa_channel_options_t.startup_free_*): the
+// next `msgs` charges until `until_ns` are waived.
+void capsa__busy_share_allow(capsa__busy_share_t *b, uint32_t msgs,
+                             uint64_t until_ns);
+// Charges `spent_ns` for a message handled at `now_ns`, unless the
+// start-up allowance waives it; true while the channel may go on reading.
+bool capsa__busy_share_charge_at(capsa__busy_share_t *b, uint64_t spent_ns,
+                                 uint64_t now_ns);
 // Milliseconds until the bucket is positive again (>= 1).
 uint64_t capsa__busy_share_rest_ms(const capsa__busy_share_t *b);
 

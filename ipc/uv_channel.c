@@ -166,7 +166,7 @@ static void on_poll(uv_poll_t *p, int status, int events) {
       // request is work this side chose (and bounded by its requests).
       if (capped) {
         uint64_t t = uv_hrtime();
-        if (!was_reply && !capsa__busy_share_charge(&ch->share, t - t0))
+        if (!was_reply && !capsa__busy_share_charge_at(&ch->share, t - t0, t))
           rest(ch);
         t0 = t;
       }
@@ -203,7 +203,11 @@ int capsa_channel_init(uv_loop_t *loop, capsa_channel_t *ch, int fd,
   ch->rest.data = ch;
   ch->max_per_wakeup = o.max_messages_per_wakeup;
   ch->core->count_inflight = 1;
-  capsa__busy_share_init(&ch->share, o.max_busy_percent, uv_hrtime());
+  uint64_t now = uv_hrtime();
+  capsa__busy_share_init(&ch->share, o.max_busy_percent, now);
+  if (o.startup_free_messages && o.startup_free_ms)
+    capsa__busy_share_allow(&ch->share, o.startup_free_messages,
+                            now + (uint64_t)o.startup_free_ms * 1000000u);
   ch->handles_open = 3;
   return 0;
 }

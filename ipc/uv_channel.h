@@ -102,6 +102,14 @@ typedef struct capsa_channel_options {
   // cap (a channel alone on its loop should run flat out). The host sets
   // it per kind (capsa_kind_options_t host_share_percent).
   unsigned max_busy_percent;
+  // A start-up allowance under max_busy_percent: the first
+  // startup_free_messages unasked messages that arrive within
+  // startup_free_ms of capsa_channel_init are not charged (a new peer's
+  // hello and first requests are not held back by a share it has not used
+  // yet). Both bound it: a flooding peer gets that many messages free
+  // once. Default 0: everything is charged.
+  unsigned startup_free_messages;
+  unsigned startup_free_ms;
   // Apply each accepted handle's declared rights with capsa_rights_limit()
   // before delivering it. Default off on the host (its rights table is per
   // process and it re-delegates handles), on in renderers.
@@ -127,10 +135,12 @@ struct capsa_channel {
   unsigned max_per_wakeup;
   uv_timer_t rest;  // ends a rest (max_busy_percent)
   struct capsa__busy_share {
-    uint32_t percent;  // 1..99; 0 or >= 100: no cap
-    int64_t tokens;    // ns it may still spend; negative: a debt
-    uint64_t stamp;    // uv_hrtime() of the last refill
-    uint64_t rests;    // how often it has rested (the host's heartbeat)
+    uint32_t percent;     // 1..99; 0 or >= 100: no cap
+    int64_t tokens;       // ns it may still spend; negative: a debt
+    uint64_t stamp;       // uv_hrtime() of the last refill
+    uint64_t rests;       // how often it has rested (the host's heartbeat)
+    uint32_t free_msgs;   // start-up allowance: messages left uncharged
+    uint64_t free_until;  // ... while uv_hrtime() is below this
   } share;
   int poll_events;
   int handles_open;
