@@ -165,7 +165,7 @@ static void reap_group(struct capsa_host_renderer *r);
 static void on_handle_closed(struct capsa_host_renderer *r) {
   if (--r->open_handles > 0) return;
   reap_group(r);  // what was killed at its exit has died by now
-  close(r->pidfd);
+  if (r->pidfd >= 0) close(r->pidfd);  // -1: detached (detach_dying)
   r->pidfd = -1;
   limits_release(r, true);
   capsa__broker_cancel(r);
@@ -307,11 +307,35 @@ static void cg_busy_sweep(struct capsa__host_impl *h, bool final) {
 
 static void group_busy_sweep(struct capsa__host_impl *h, bool final);
 
+// Reaps the detached dying renderers that have exited (all of them, waiting,
+// when `final`: they were SIGKILLed, so that takes milliseconds).
+static void dying_sweep(struct capsa__host_impl *h, bool final) {
+  unsigned kept = 0;
+  for (unsigned i = 0; i < h->ndying; i++) {
+    int fd = h->dying_pidfd[i];
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    int rc;
+    do {
+      rc = waitid((idtype_t)P_PIDFD, (id_t)fd, &si,
+                  WEXITED | (final ? 0 : WNOHANG));
+    } while (rc < 0 && errno == EINTR);
+    if (rc == 0 && si.si_pid == 0) {  // still exiting
+      h->dying_pidfd[kept++] = fd;
+      continue;
+    }
+    close(fd);  // reaped, or not ours to reap (ECHILD: its group's sweep)
+  }
+  h->ndying = kept;
+}
+
 static void on_busy_retry(uv_timer_t *t) {
   struct capsa__host_impl *h = t->data;
+  dying_sweep(h, false);
   cg_busy_sweep(h, false);
   group_busy_sweep(h, false);
-  if (h->ncg_busy == 0 && h->ngroup_busy == 0) uv_timer_stop(&h->closer);
+  if (h->ncg_busy == 0 && h->ngroup_busy == 0 && h->ndying == 0)
+    uv_timer_stop(&h->closer);
 }
 
 static void busy_retry_start(struct capsa__host_impl *h) {
@@ -803,7 +827,10 @@ static int restart_zygote(struct capsa__host_impl *h) {
   return start_zygote(h);
 }
 
-static int launch(struct capsa_host_renderer *r) {
+// A renderer forked by the zygote (or its spare handed over), not yet
+// attached to its handle: its pid and pidfd, its channel's host end and
+// its stderr pipe's read end.
+static int claim(struct capsa_host_renderer *r, struct capsa__claimed *out) {
   struct capsa__host_impl *h = r->h;
   if (h->zygote.kind_error[r->kind] < 0) return h->zygote.kind_error[r->kind];
   // opts.zygote_renew_after: a fresh exec, so a new canary and layout.
@@ -837,6 +864,48 @@ static int launch(struct capsa_host_renderer *r) {
     close(sv[0]);
     sv[0] = spare_chan;
   }
+  *out = (struct capsa__claimed){true, c, sv[0], err_fd};
+  return 0;
+}
+
+static void claimed_discard(struct capsa__claimed *c) {
+  if (!c->valid) return;
+  c->valid = false;
+  close(c->chan);
+  close(c->err_fd);
+  launch_failed_cleanup(c->child.pidfd);
+}
+
+// A navigation claims the next renderer at once, while the old one exits
+// (it was killed; its handles close on the loop): the new one then starts,
+// says HELLO and waits in its socket meanwhile. Not where a cgroup would
+// have to hold it from its fork on (cgroups in use and no spare: its
+// rlimits were dropped for the cgroup, host/host.c limits_setup), and not
+// when a claim failed: launch forks then, as for any restart.
+static void claim_ahead(struct capsa_host_renderer *r) {
+  struct capsa__host_impl *h = r->h;
+  const capsa_kind_options_t *k = &h->kinds[r->kind];
+  if (r->next_claim.valid ||
+      (h->cg_active && !k->keep_spare &&
+       (kind_controllers(k) || h->opts.cgroups == CAPSA_CGROUPS_REQUIRED)))
+    return;
+  if (claim(r, &r->next_claim) < 0) r->next_claim.valid = false;
+}
+
+static int launch(struct capsa_host_renderer *r) {
+  struct capsa__host_impl *h = r->h;
+  struct capsa__claimed cl;
+  if (r->next_claim.valid) {
+    cl = r->next_claim;
+    r->next_claim.valid = false;
+  } else {
+    int cerr = claim(r, &cl);
+    if (cerr < 0) return cerr;
+  }
+  struct capsa_ns_child c = cl.child;
+  int sv[2] = {cl.chan, -1};
+  int err_fd = cl.err_fd;
+  int err;
   err = limits_enter(r, c.pid);
   if (err < 0) {
     close(sv[0]);
@@ -916,9 +985,12 @@ void capsa__renderer_unpend(struct capsa_host_renderer *r) {
 #define BACKOFF_CAP_MS 30000u
 
 // The handle's last step: CLOSED follows, nothing can start it again.
+static void claimed_discard(struct capsa__claimed *c);
 static void close_handle(struct capsa_host_renderer *r) {
   r->no_restart = true;
   r->navigating = false;
+  claimed_discard(
+      &r->next_claim);  // claimed for a navigation that is not to be
   uv_close((uv_handle_t *)&r->timer, on_timer_closed);
 }
 
@@ -1381,6 +1453,27 @@ int capsa_renderer_restart(capsa_renderer_t *r) {
   return 0;
 }
 
+// A navigation does not wait for the killed process to exit (~0.3-1 ms
+// here, tearing down its address space) before its successor is attached:
+// its pidfd goes to the host's dying list (and its cgroup and process group
+// to the busy lists, as after any end), and its handles close now. Its
+// end was reported (KILLED); nothing of it is read any more. Only with
+// room on every list: otherwise it ends the usual way.
+static void detach_dying(struct capsa_host_renderer *r) {
+  struct capsa__host_impl *h = r->h;
+  if (r->exited || r->state == R_DYING || r->reporting_end || r->pidfd < 0 ||
+      h->ndying == CAPSA__CG_BUSY_MAX ||
+      (r->cg && h->ncg_busy == CAPSA__CG_BUSY_MAX) ||
+      (group_kind(r) && h->ngroup_busy == CAPSA__CG_BUSY_MAX))
+    return;
+  uv_poll_stop(&r->exit_poll);
+  h->dying_pidfd[h->ndying++] = r->pidfd;
+  r->pidfd = -1;
+  r->exited = true;
+  busy_retry_start(h);
+  teardown(r);  // on_handle_closed: its group and cgroup to the busy lists
+}
+
 int capsa_renderer_navigate(capsa_renderer_t *r) {
   if (!r) return -EINVAL;
   // Ending for good (killed, shut down, bad message) or the host closing:
@@ -1398,6 +1491,8 @@ int capsa_renderer_navigate(capsa_renderer_t *r) {
   if (r->state == R_DYING || r->pidfd < 0 || r->kill_reason || r->reporting_end)
     return 0;
   kill_for(r, CAPSA_EV_KILLED, "navigation");
+  claim_ahead(r);
+  if (r->next_claim.valid) detach_dying(r);
   return 0;
 }
 
@@ -1566,6 +1661,7 @@ static void on_async_closed(uv_handle_t *hd) {
 }
 
 static void finish_close(struct capsa__host_impl *h) {
+  dying_sweep(h, true);
   cg_busy_sweep(h, true);
   group_busy_sweep(h, true);
   uv_timer_stop(&h->closer);

@@ -59,7 +59,14 @@ struct capsa_host_renderer {
   // capsa_renderer_navigate: the next incarnation starts as soon as this
   // one is gone, whatever the restart policy says (not counted in it).
   bool navigating;
-  unsigned navigations;        // over the handle's life
+  unsigned navigations;  // over the handle's life
+  // The next incarnation's process, claimed from the zygote by a
+  // navigation while this one exits (host.c claim_ahead).
+  struct capsa__claimed {
+    bool valid;
+    struct capsa_ns_child child;
+    int chan, err_fd;
+  } next_claim;
   bool shutdown_asked;         // capsa_renderer_shutdown: exit 0 = SHUTDOWN
   bool not_serving;            // the last send was refused for not being READY
   bool reporting_end;          // finish_exit is reporting how it ended
@@ -140,6 +147,10 @@ struct capsa__host_impl {
   pid_t group_busy[CAPSA__CG_BUSY_MAX];
   unsigned group_busy_tries[CAPSA__CG_BUSY_MAX];
   unsigned ngroup_busy;
+  // Killed renderers detached from their handle by a navigation (host.c
+  // detach_dying), reaped through their pidfds on the same retry timer.
+  int dying_pidfd[CAPSA__CG_BUSY_MAX];
+  unsigned ndying;
   capsa_shm_region_t fonts[CAPSA__FONTS];
   size_t font_len[CAPSA__FONTS];
   struct capsa_host_renderer *renderers;

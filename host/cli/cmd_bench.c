@@ -18,6 +18,8 @@ static const struct bench kBenches[] = {
      capsa_bench_capmode},
     {"spawn", "renderer spawn-to-ready vs fork+exec, posix_spawn, bwrap",
      capsa_bench_spawn},
+    {"navigate", "navigation/reload -> READY -> first reply vs a spare's spawn",
+     capsa_bench_navigate},
     {"pool", "CPU per input: worker pool vs in-process vs fork+exec",
      capsa_bench_pool},
     {"host", "host cost per renderer at 1/10/100; a greedy sibling's cost",

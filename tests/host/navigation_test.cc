@@ -1,6 +1,7 @@
 // Long-lived renderers (issue 36): navigation as a restart in place that is
 // not a crash, a start-up allowance under the loop share, and a kind's
 // warm-up in the zygote. Real hosts, real renderers, root and uid 65534.
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -188,6 +189,30 @@ class Navigation : public ::testing::Test {
     uv_close((uv_handle_t *)&t, nullptr);
     uv_run(&loop_, UV_RUN_NOWAIT);
   }
+  // Our children that are zombies (exited, not reaped).
+  static unsigned ZombieChildren() {
+    unsigned n = 0;
+    DIR *d = opendir("/proc");
+    if (!d) return 0;
+    while (struct dirent *e = readdir(d)) {
+      char path[300], buf[512];
+      snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+      FILE *f = fopen(path, "r");
+      if (!f) continue;
+      size_t len = fread(buf, 1, sizeof buf - 1, f);
+      fclose(f);
+      buf[len] = 0;
+      const char *close_paren = strrchr(buf, ')');
+      char state = 0;
+      int ppid = 0;
+      if (close_paren &&
+          sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 &&
+          ppid == (int)getpid() && state == 'Z')
+        n++;
+    }
+    closedir(d);
+    return n;
+  }
   const Seen *Find(capsa_host_event_type_t type) {
     for (auto &s : seen_)
       if (s.type == type) return &s;
@@ -227,6 +252,10 @@ TEST_F(Navigation, IsARestartInPlaceThatSpendsNoRestartBudget) {
   EXPECT_EQ(0u, capsa_renderer_restarts(r)) << "not counted as restarts";
   EXPECT_EQ(3u, capsa_renderer_navigations(r));
   EXPECT_NE(first, capsa_renderer_pid(r)) << "a new process";
+  // The old incarnations were detached to be reaped off the handle: none
+  // is left a zombie (or alive) once the loop has run a little.
+  Wait(300);
+  EXPECT_EQ(0u, ZombieChildren());
   // The restart policy is untouched: a crash still ends the handle.
   ASSERT_EQ(0, capsa_test::SendRun(r, "crash"));
   ASSERT_TRUE(Run([&] { return closed_ == 1; }, 5000)) << order_;
