@@ -37,5 +37,6 @@ int capsa_cmd_render(int argc, char **argv);   // cmd_render.c
 int capsa_cmd_gzip(int argc, char **argv);     // cmd_gzip.c
 int capsa_cmd_gunzip(int argc, char **argv);   // cmd_gzip.c
 int capsa_cmd_demo(int argc, char **argv);     // cmd_demo.c
+int capsa_cmd_top(int argc, char **argv);      // cmd_top.c
 
 #endif  // CAPSA_HOST_CLI_COMMANDS_H_
