@@ -94,7 +94,8 @@ uint64_t capsa__proc_age_ms(const struct capsa__proc_stat *st) {
   // starttime counts from boot on CLOCK_BOOTTIME (suspend included).
   struct timespec ts;
   if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0) return 0;
-  uint64_t now_ms = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+  uint64_t now_ms =
+      (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
   uint64_t start_ms = st->start_ticks * 1000u / (uint64_t)ticks_per_second();
   return now_ms > start_ms ? now_ms - start_ms : 0;
 }

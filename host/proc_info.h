@@ -8,6 +8,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct capsa__proc_stat {
   char state;            // R, S, D, Z, ...
   pid_t ppid;            // in the reader's pid namespace
@@ -36,5 +40,14 @@ int capsa__proc_statm_private(pid_t pid, uint64_t *bytes);
 int capsa__cgroup_memory_current(const char *dir, uint64_t *bytes);
 // Whether /proc/PID/status says Seccomp: 2 and NoNewPrivs: 1.
 int capsa__proc_in_capmode(pid_t pid, bool *yes);
+
+// Test builds only: from now on the task manager (host/task_manager.c)
+// reads no smaps_rollup, as a host without ptrace-read access to its
+// renderers, and takes the fallbacks. Process-wide.
+void capsa__task_hide_smaps_for_test(bool hide);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif  // CAPSA_HOST_PROC_INFO_H_

@@ -4,6 +4,7 @@
 // only: nothing here changes a renderer or the loop.
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -54,6 +55,12 @@ static capsa_rinfo_state_t state_of(const struct capsa_host_renderer *r) {
   return r->state == R_READY ? CAPSA_RINFO_READY : CAPSA_RINFO_STARTING;
 }
 
+static atomic_bool g_hide_smaps;
+
+void capsa__task_hide_smaps_for_test(bool hide) {
+  atomic_store(&g_hide_smaps, hide);
+}
+
 // Age, CPU and memory of `pid` into *o. `cg`: its own cgroup, or NULL.
 static void measure(pid_t pid, const capsa_cgroup_t *cg,
                     capsa_renderer_info_t *o) {
@@ -64,7 +71,8 @@ static void measure(pid_t pid, const capsa_cgroup_t *cg,
     o->cpu_usec = capsa__proc_ticks_usec(st.cpu_ticks);
   }
   uint64_t uss, pss;
-  if (capsa__proc_smaps_rollup(pid, &uss, &pss) == 0) {
+  if (!atomic_load(&g_hide_smaps) &&
+      capsa__proc_smaps_rollup(pid, &uss, &pss) == 0) {
     o->uss_bytes = uss;
     o->uss_source = CAPSA_MEM_SMAPS_ROLLUP;
     o->pss_bytes = pss;
@@ -128,12 +136,12 @@ static size_t list_spares(const struct capsa__host_impl *h,
       continue;
     bool capmode = false;
     if (capsa__proc_in_capmode(pid, &capmode) < 0 || !capmode) continue;
-    capsa_renderer_info_t e = {.role = CAPSA_RINFO_SPARE,
-                               .state = CAPSA_RINFO_IDLE,
-                               .pid = pid,
-                               .kind = kind,
-                               .kind_name =
-                                   kind >= 0 ? h->kinds[kind].name : NULL};
+    capsa_renderer_info_t e = {
+        .role = CAPSA_RINFO_SPARE,
+        .state = CAPSA_RINFO_IDLE,
+        .pid = pid,
+        .kind = kind,
+        .kind_name = kind >= 0 ? h->kinds[kind].name : NULL};
     measure(pid, NULL, &e);
     put(out, n, i++, &e);
   }

@@ -72,13 +72,15 @@ static void print_table(const capsa_renderer_info_t *info, int n) {
                             ? "spare"
                             : capsa_rinfo_state_name(e->state);
     printf("%7d  %-8s %-10s %7.1fs %8u %8s %8s %7.2fs  %s\n", (int)e->pid,
-           e->kind_name ? e->kind_name : "?", state,
-           (double)e->uptime_ms / 1e3, e->restarts, uss, pss,
-           (double)e->cpu_usec / 1e6, capsa_mem_source_name(e->uss_source));
+           e->kind_name ? e->kind_name : "?", state, (double)e->uptime_ms / 1e3,
+           e->restarts, uss, pss, (double)e->cpu_usec / 1e6,
+           capsa_mem_source_name(e->uss_source));
   }
 }
 
-static void on_tick(uv_timer_t *tm) { *(bool *)tm->data = true; }
+static void on_tick(uv_timer_t *tm) {
+  *(bool *)tm->data = true;
+}
 
 // Runs the loop for `ms` (or until `stop` returns true, when given).
 static void run_for(struct top *t, uint64_t ms, bool (*stop)(struct top *)) {
@@ -178,22 +180,23 @@ int capsa_cmd_top(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "-n") == 0 && i + 1 < argc) {
       if (parse_uint(argv[++i], 100000, &count) < 0)
-        return capsa_cli_usage_error(
-            "top", TOP_USAGE, "-n wants a count from 1 to 100000, not",
-            argv[i]);
+        return capsa_cli_usage_error("top", TOP_USAGE,
+                                     "-n wants a count from 1 to 100000, not",
+                                     argv[i]);
     } else if (strcmp(argv[i], "--interval") == 0 && i + 1 < argc) {
       if (parse_uint(argv[++i], 3600000, &interval) < 0)
         return capsa_cli_usage_error(
             "top", TOP_USAGE,
             "--interval wants milliseconds from 1 to 3600000, not", argv[i]);
     } else if (strcmp(argv[i], "--help") == 0) {
-      printf("usage: capsa top %s\n"
-             "Starts a host with demo renderers (2 page, 1 gzip; page keeps a "
-             "spare) and\nprints its processes COUNT times (default 1), MS "
-             "apart (default 1000):\npid, kind, state, uptime, restarts, USS, "
-             "PSS, CPU time and where the memory\nfigures came from "
-             "(smaps_rollup, cgroup or statm).\n",
-             TOP_USAGE);
+      printf(
+          "usage: capsa top %s\n"
+          "Starts a host with demo renderers (2 page, 1 gzip; page keeps a "
+          "spare) and\nprints its processes COUNT times (default 1), MS "
+          "apart (default 1000):\npid, kind, state, uptime, restarts, USS, "
+          "PSS, CPU time and where the memory\nfigures came from "
+          "(smaps_rollup, cgroup or statm).\n",
+          TOP_USAGE);
       return 0;
     } else {
       return capsa_cli_usage_error("top", TOP_USAGE, "unknown argument",
