@@ -271,8 +271,8 @@ TEST_F(TaskManager, MemoryGrowsForTheRendererThatTouches8MiB) {
   capsa_renderer_info_t t1 = *Of(v1, toucher), i1 = *Of(v1, idle);
   EXPECT_EQ(t0.uss_source, t1.uss_source);
   EXPECT_GE(t1.uss_bytes, t0.uss_bytes + (7u << 20))
-      << capsa_mem_source_name(t1.uss_source) << ": " << t0.uss_bytes
-      << " -> " << t1.uss_bytes;
+      << capsa_mem_source_name(t1.uss_source) << ": " << t0.uss_bytes << " -> "
+      << t1.uss_bytes;
   if (t1.pss_source == CAPSA_MEM_SMAPS_ROLLUP) {
     EXPECT_GE(t1.pss_bytes, t0.pss_bytes + (7u << 20));
   }
@@ -286,7 +286,9 @@ TEST_F(TaskManager, MemoryGrowsForTheRendererThatTouches8MiB) {
 TEST_F(TaskManager, WithoutSmapsTheFallbackSaysWhereItsFigureCameFrom) {
   capsa__task_hide_smaps_for_test(true);
   struct Restore {
-    ~Restore() { capsa__task_hide_smaps_for_test(false); }
+    ~Restore() {
+      capsa__task_hide_smaps_for_test(false);
+    }
   } restore;
   int a = Kind("tm-a");
   ASSERT_EQ(0, capsa_host_start(&host_));
@@ -309,8 +311,8 @@ TEST_F(TaskManager, WithoutSmapsTheFallbackSaysWhereItsFigureCameFrom) {
   capsa_renderer_info_t t1 = *Of(v1, toucher);
   EXPECT_EQ(t0.uss_source, t1.uss_source);
   EXPECT_GE(t1.uss_bytes, t0.uss_bytes + (7u << 20))
-      << capsa_mem_source_name(t1.uss_source) << ": " << t0.uss_bytes
-      << " -> " << t1.uss_bytes;
+      << capsa_mem_source_name(t1.uss_source) << ": " << t0.uss_bytes << " -> "
+      << t1.uss_bytes;
   // The zygote has no cgroup of the host's making: statm.
   EXPECT_EQ(CAPSA_MEM_STATM, v1[0].uss_source);
 }
@@ -423,7 +425,8 @@ TEST_F(TaskManager, TheEmbeddersOwnChildIsNoSpare) {
   (void)a;
 }
 
-// --- /proc/PID/stat -----------------------------------------------------------
+// --- /proc/PID/stat
+// -----------------------------------------------------------
 
 TEST(ProcStat, CommandNamesWithSpacesAndParenthesesParse) {
   // Fields 1..22 with a name that tries to end early.
