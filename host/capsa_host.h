@@ -678,6 +678,111 @@ unsigned capsa_host_zygote_restarts(const capsa_host_t *host);
 int capsa_host_kind_report(const capsa_host_t *host, int kind,
                            struct capsa_capmode_report *out);
 
+// --- Task manager: the host's processes, as `top` would list them ----------
+// (host/task_manager.c). One call takes a snapshot: every renderer handle,
+// the zygote and the spares it forked ahead (kinds with keep_spare), each
+// with its pid, kind, state, age, restarts, memory and CPU time, read from
+// /proc on the caller's thread (a few small reads per process, plus one
+// scan of /proc when a kind keeps a spare). A process whose files cannot be
+// read is still listed, with what could be read and why not (`err`, the
+// figures' sources): one unreadable renderer never fails the listing.
+//
+//   static void print_tasks(capsa_host_t *host) {
+//     capsa_renderer_info_t info[16];
+//     int n = capsa_host_renderer_info(host, info, 16);  // may be > 16
+//     for (int i = 0; i < n && i < 16; i++)
+//       printf("%d %s %s uss=%llu(%s) cpu=%llu us\n", (int)info[i].pid,
+//              info[i].kind_name ? info[i].kind_name : "?",
+//              capsa_rinfo_state_name(info[i].state),
+//              (unsigned long long)info[i].uss_bytes,
+//              capsa_mem_source_name(info[i].uss_source),
+//              (unsigned long long)info[i].cpu_usec);
+//   }
+
+typedef enum capsa_rinfo_role {
+  CAPSA_RINFO_RENDERER = 0,  // a renderer handle (capsa_host_spawn)
+  // Forked ahead by the zygote for a kind with keep_spare, not claimed yet.
+  // The host learns a spare's pid only when it claims it, so spares are
+  // found in /proc: the host's children (the zygote forks with
+  // CLONE_PARENT) that are no handle's and not the zygote, alive, and in
+  // seccomp filter mode with no_new_privs (capability mode) — which the
+  // embedder's own children are not unless it sandboxes them too. A second
+  // host in the same process with spares of its own would see those also.
+  CAPSA_RINFO_SPARE,
+  CAPSA_RINFO_ZYGOTE,  // the process renderers are forked from
+} capsa_rinfo_role_t;
+
+typedef enum capsa_rinfo_state {
+  CAPSA_RINFO_STARTING = 0,  // forked; its HELLO not yet received and checked
+  CAPSA_RINFO_READY,         // checked from outside, serving
+  // Killed, exiting or exited (its last messages being drained): the event
+  // that says how it ended, then RESTARTED or CLOSED, is on its way. The
+  // process may already be gone (pid then names the one that was).
+  CAPSA_RINFO_ENDING,
+  // Between incarnations, waiting out the restart backoff: no process
+  // (pid -1, no figures).
+  CAPSA_RINFO_RESTARTING,
+  CAPSA_RINFO_IDLE,  // a spare or the zygote: running, serving no one
+} capsa_rinfo_state_t;
+
+// Where a memory figure comes from, best first.
+typedef enum capsa_mem_source {
+  CAPSA_MEM_NONE = 0,  // not readable: the figure is 0
+  // /proc/PID/smaps_rollup: USS = Private_Clean + Private_Dirty, PSS = Pss,
+  // exact. Needs ptrace-read access to the process (root, or the same uid
+  // and a dumpable process or one in a user namespace the host owns).
+  CAPSA_MEM_SMAPS_ROLLUP,
+  // memory.current of the renderer's own cgroup (limits under cgroup v2):
+  // its whole process tree, page cache and kernel memory charged to it
+  // included. For USS only.
+  CAPSA_MEM_CGROUP,
+  // /proc/PID/statm resident minus shared pages (its anonymous pages;
+  // readable by anyone). Close to USS; a shared-memory region it mapped
+  // counts as shared, not private. For USS only.
+  CAPSA_MEM_STATM,
+} capsa_mem_source_t;
+
+typedef struct capsa_renderer_info {
+  capsa_rinfo_role_t role;
+  capsa_rinfo_state_t state;
+  // RENDERER: the handle (owned by the host; valid until its
+  // CAPSA_EV_CLOSED event returns, so only until the caller next runs the
+  // loop, for certain). NULL for a spare or the zygote.
+  capsa_renderer_t *renderer;
+  pid_t pid;  // host's pid namespace; -1 while RESTARTING
+  // The kind id, and its name: the string given to capsa_kind_options_init
+  // (borrowed by the host from the embedder, so valid as long as the
+  // embedder keeps it) or "zygote" (static). A spare's kind is known when
+  // one kind only keeps a spare; else kind -1 and kind_name NULL.
+  int kind;
+  const char *kind_name;
+  unsigned restarts;   // RENDERER: restarts so far (capsa_renderer_restarts)
+  uint64_t uptime_ms;  // this process's age (its start time in /proc)
+  // User + system time of this process (its threads included, its children
+  // not), /proc/PID/stat utime + stime.
+  uint64_t cpu_usec;
+  uint64_t uss_bytes;  // memory only it holds: see uss_source
+  capsa_mem_source_t uss_source;
+  uint64_t pss_bytes;  // proportional share: smaps_rollup only
+  capsa_mem_source_t pss_source;
+  // 0, or -errno of /proc/PID/stat (uptime and CPU time then 0): -ESRCH for
+  // a process that ended meanwhile (state ENDING soon follows).
+  int err;
+} capsa_renderer_info_t;
+
+// Fills out[0..n-1] (caller-owned; may be NULL when n is 0) with the zygote
+// (when running) first, then the renderer handles in spawn order, then the
+// spares. Returns how many there are, which may be more than n (as
+// snprintf: call again with room for all), 0 before capsa_host_start, or
+// -EINVAL (host NULL or not initialised, out NULL with n > 0). Pointers in
+// the entries are borrowed as each field says; nothing is allocated.
+int capsa_host_renderer_info(const capsa_host_t *host,
+                             capsa_renderer_info_t *out, size_t n);
+// "starting", "ready", "ending", "restarting", "idle"; "?" otherwise. Static.
+const char *capsa_rinfo_state_name(capsa_rinfo_state_t s);
+// "smaps_rollup", "cgroup", "statm", "none"; "?" otherwise. Static.
+const char *capsa_mem_source_name(capsa_mem_source_t s);
+
 // Kills every renderer (each still gets CAPSA_EV_KILLED "host closing",
 // unless it had already ended, and CLOSED; outstanding requests get
 // -ECANCELED first), stops

@@ -31,12 +31,13 @@ int capsa_cmd_fuzz(int argc, char **argv);
 int capsa_bench_capmode(int argc, char **argv);
 int capsa_bench_ipc(int argc, char **argv);    // bench_ipc.c
 int capsa_bench_spawn(int argc, char **argv);  // bench_spawn.c
-int capsa_bench_pool(int argc, char **argv);
+int capsa_bench_pool(int argc, char **argv);      // bench_pool.c
 int capsa_bench_navigate(int argc, char **argv);  // bench_navigate.c
 int capsa_bench_host(int argc, char **argv);      // bench_host.c
 int capsa_cmd_render(int argc, char **argv);      // cmd_render.c
 int capsa_cmd_gzip(int argc, char **argv);        // cmd_gzip.c
 int capsa_cmd_gunzip(int argc, char **argv);      // cmd_gzip.c
 int capsa_cmd_demo(int argc, char **argv);        // cmd_demo.c
+int capsa_cmd_top(int argc, char **argv);         // cmd_top.c
 
 #endif  // CAPSA_HOST_CLI_COMMANDS_H_

@@ -19,6 +19,8 @@ static const struct capsa_cli_command kCommands[] = {
     {"gunzip", "decompress in a sandboxed renderer", capsa_cmd_gunzip},
     {"demo", "page render, gzip round trip and a hostile renderer, reported",
      capsa_cmd_demo},
+    {"top", "a demo host's renderers: pid, kind, state, memory, CPU",
+     capsa_cmd_top},
 };
 
 static void print_usage(FILE *out) {

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -214,6 +216,75 @@ TEST_F(CliTest, DemoRunsAllThreeRenderersAndPasses) {
                        "killed for bad message")))
       << text;
   EXPECT_EQ(0, access((dir_ + "/page.png").c_str(), R_OK));
+}
+
+// `capsa top`: the task manager's table for the demo host (2 page with a
+// spare, 1 gzip), sampled twice: each sample lists the zygote the header
+// names, three READY renderers of the two kinds, and the spare, each a
+// distinct pid with memory figures and their source.
+TEST_F(CliTest, TopListsTheDemoHostsRenderersTwice) {
+  std::string out = dir_ + "/top.txt";
+  int rc = Sh(Capsa() + " top -n 2 --interval 300 > '" + out + "' 2>&1");
+  std::string text = Slurp(out);
+  ASSERT_EQ(0, rc) << text;
+  std::regex header(
+      R"(capsa top: 5 processes, zygote ([0-9]+) \(sample ([12]) of 2\))");
+  std::regex columns(
+      R"(^ +PID  KIND +STATE +UPTIME RESTARTS +USS +PSS +CPU  MEM-SOURCE$)");
+  std::regex row(
+      R"(^ *([0-9]+)  (\S+) +(\S+) +([0-9.]+)s +([0-9]+) +([0-9.]+[KMG]|-) +)"
+      R"(([0-9.]+[KMG]|-) +([0-9.]+)s  (smaps_rollup|cgroup|statm)$)");
+  std::istringstream in(text);
+  std::string line, zygote;
+  int samples = 0, columns_seen = 0;
+  std::map<std::string, int> seen;  // "kind state" per sample
+  std::set<std::string> pids;
+  auto check_sample = [&] {
+    if (samples == 0) return;
+    SCOPED_TRACE("sample " + std::to_string(samples));
+    EXPECT_EQ(1, seen["zygote idle"]) << text;
+    EXPECT_EQ(2, seen["page ready"]) << text;
+    EXPECT_EQ(1, seen["gzip ready"]) << text;
+    EXPECT_EQ(1, seen["page spare"]) << text;
+    EXPECT_EQ(5u, pids.size()) << "distinct pids: " << text;
+  };
+  while (std::getline(in, line)) {
+    std::smatch m;
+    if (std::regex_search(line, m, header)) {
+      check_sample();
+      samples++;
+      EXPECT_EQ(std::to_string(samples), m[2].str()) << text;
+      zygote = m[1];
+      seen.clear();
+      pids.clear();
+    } else if (std::regex_search(line, columns)) {
+      columns_seen++;
+    } else if (std::regex_search(line, m, row)) {
+      seen[m[2].str() + " " + m[3].str()]++;
+      pids.insert(m[1]);
+      if (m[2] == "zygote") {
+        EXPECT_EQ(zygote, m[1].str()) << "the header's zygote: " << text;
+      }
+      EXPECT_EQ("0", m[5].str()) << "no restarts: " << line;
+    } else if (!line.empty()) {
+      ADD_FAILURE() << "unexpected line: '" << line << "' in\n" << text;
+    }
+  }
+  check_sample();
+  EXPECT_EQ(2, samples) << text;
+  EXPECT_EQ(2, columns_seen) << text;
+}
+
+TEST_F(CliTest, TopRefusesABadCountNamingTheOption) {
+  std::string err = dir_ + "/err";
+  EXPECT_EQ(2, Sh(Capsa() + " top -n 0 > /dev/null 2>'" + err + "'"));
+  EXPECT_NE(std::string::npos,
+            Slurp(err).find("-n wants a count from 1 to 100000, not '0'"))
+      << Slurp(err);
+  EXPECT_EQ(2, Sh(Capsa() + " top --interval x > /dev/null 2>'" + err + "'"));
+  EXPECT_NE(std::string::npos, Slurp(err).find("--interval wants milliseconds"))
+      << Slurp(err);
+  EXPECT_EQ(0, Sh(Capsa() + " --help | grep -q '^  top '"));
 }
 
 // CAPSA_TRACE=1 reaches the renderers: each violation line is decoded and

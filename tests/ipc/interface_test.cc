@@ -381,16 +381,20 @@ TEST_F(Thumb, MalformedDescriptorsAreRefused) {
 
 // The generator refuses a schema whose rules the runtime could not enforce,
 // naming the field (a mistake fails the build, it never weakens a check).
-std::string RunIdl(const std::string &body, int *rc) {
+// `raw`: body is the whole schema (no include or namespace added).
+std::string RunIdl(const std::string &body, int *rc, bool raw = false) {
   std::string idl = capsa_test::BuildProduct("capsa_idlc");
   std::string root = capsa_test::SourceRoot();
   char dir[] = "/tmp/capsa-idl-XXXXXX";
   if (!mkdtemp(dir)) return "mkdtemp failed";
   std::string d(dir);
-  std::ofstream(d + "/bad.fbs")
-      << "include \"ipc/interface/capsa_attributes.fbs\";\n"
-      << "namespace bad;\n"
-      << body;
+  if (raw)
+    std::ofstream(d + "/bad.fbs") << body;
+  else
+    std::ofstream(d + "/bad.fbs")
+        << "include \"ipc/interface/capsa_attributes.fbs\";\n"
+        << "namespace bad;\n"
+        << body;
   std::string cmd = "cd '" + d + "' && /usr/bin/flatc --schema -b -I '" + root +
                     "' bad.fbs 2>&1 && ASAN_OPTIONS=detect_leaks=0 '" + idl +
                     "' bad.bfbs bad.fbs bad.h bad.c bad.h 2>&1; echo \"rc=$?\"";
@@ -434,7 +438,8 @@ TEST(InterfaceGenerator, RefusesSchemasItCannotEnforce) {
        "B is not a capsa_response"},
       {"table A (capsa_event, capsa_from: \"host\") { v: ubyte = 9 "
        "(capsa_max: \"5\"); }\nunion M (capsa_interface) { A }\n",
-       "the default is outside"},
+       "A.v: the default 9 is outside capsa_min..capsa_max (0..5): "
+       "a field without `= N` defaults to 0"},
       {"table A (capsa_event, capsa_from: \"host\") { v: int "
        "(capsa_required); }\nunion M (capsa_interface) { A }\n",
        "capsa_required applies to strings"},
@@ -457,6 +462,329 @@ TEST(InterfaceGenerator, RefusesSchemasItCannotEnforce) {
       "union M (capsa_interface) { A }\n",
       &rc);
   EXPECT_EQ(0, rc) << ok;
+}
+
+// capsa-idl's refusals say what to write instead (issue 36 item 7): one
+// schema per error class the generator has, each refused (rc 1) with the
+// problem and its fix, an example in schema syntax.
+TEST(InterfaceGenerator, EachRefusalSaysWhatToWriteInstead) {
+  ASSERT_TRUE(
+      capsa_test::Present(capsa_test::BuildProduct("capsa_idlc"), X_OK));
+  const std::string ev = "table A (capsa_event, capsa_from: \"host\") { ";
+  const std::string un = " }\nunion M (capsa_interface) { A }\n";
+  std::string many_fields, many_handles;
+  for (int i = 0; i < 65; i++)
+    many_fields += "f" + std::to_string(i) + ": int; ";
+  for (int i = 0; i < 9; i++)
+    many_handles += "h" + std::to_string(i) +
+                    ": ubyte (capsa_handle: \"channel\", capsa_rights: "
+                    "\"read\"); ";
+  struct Case {
+    std::string schema;
+    const char *says;
+    bool raw;
+  } cases[] = {
+      // The issue's example: a range without a default inside it.
+      {"table Surface (capsa_event, capsa_from: \"host\") { width: uint "
+       "(capsa_min: \"1\", capsa_max: \"4096\"); }\n"
+       "union M (capsa_interface) { Surface }\n",
+       "Surface.width: the default 0 is outside capsa_min..capsa_max "
+       "(1..4096): a field without `= N` defaults to 0, and the default is "
+       "what an unset field reads as, so it must pass the check: give the "
+       "field a default inside the range, e.g. `width: uint = 1 (capsa_min: "
+       "\"1\", capsa_max: \"4096\");`",
+       false},
+      // Fields.
+      {"attribute \"capsa_colour\";\n" + ev + "v: int (capsa_colour);" + un,
+       "A.v: unknown attribute capsa_colour: a field takes capsa_min, "
+       "capsa_max, capsa_max_len, capsa_handle, capsa_rights, capsa_writable, "
+       "capsa_max_size, capsa_required or capsa_text",
+       false},
+      {ev + "v: [ubyte] (capsa_text);" + un,
+       "declare the field a string, e.g. `v: string (capsa_text, "
+       "capsa_max_len: \"256\");`",
+       false},
+      {ev + "h: uint (capsa_handle: \"shm\");" + un,
+       "must be declared ubyte (its value is the handle's index), e.g. `h: "
+       "ubyte (capsa_handle: \"shm\", capsa_rights: \"read,mmap_r\", "
+       "capsa_max_size: \"1048576\");`",
+       false},
+      {ev + "h: ubyte (capsa_handle: \"pipe\");" + un,
+       "not 'pipe': write capsa_handle: \"shm\" (shared memory), \"file\" "
+       "(a read-only file) or \"channel\"",
+       false},
+      {ev + "h: ubyte (capsa_handle: \"file\", capsa_max_size: \"9\");" + un,
+       "A.h: a handle needs capsa_rights (the widest a sender may declare): "
+       "add the CAPSA_CAP_* names it may carry, lower case without the "
+       "prefix, e.g. `h: ubyte (capsa_handle: \"file\", capsa_rights: "
+       "\"read,mmap_r\", capsa_max_size: \"1048576\");`",
+       false},
+      {ev +
+           "h: ubyte (capsa_handle: \"shm\", capsa_rights: \"read-only\", "
+           "capsa_max_size: \"9\");" +
+           un,
+       "bad right name 'read-only': rights are CAPSA_CAP_* names in lower "
+       "case without the prefix (letters, digits, _), separated by commas, "
+       "e.g. capsa_rights: \"read,mmap_r,fstat\"",
+       false},
+      {ev +
+           "h: ubyte (capsa_handle: \"file\", capsa_writable, capsa_rights: "
+           "\"read\", capsa_max_size: \"9\");" +
+           un,
+       "only shm handles may be capsa_writable: remove capsa_writable, or "
+       "make it shared memory, e.g. `h: ubyte (capsa_handle: \"shm\", "
+       "capsa_writable,",
+       false},
+      {ev +
+           "h: ubyte (capsa_handle: \"shm\", capsa_rights: \"read\", "
+           "capsa_max_size: \"-1\");" +
+           un,
+       "capsa_max_size must be a positive integer, not '-1': the largest "
+       "size in bytes a sender may declare, in decimal or 0x hex, e.g. "
+       "capsa_max_size: \"1048576\"",
+       false},
+      {ev + "h: ubyte (capsa_handle: \"shm\", capsa_rights: \"read\");" + un,
+       "a shm handle needs capsa_max_size (the largest size in bytes a "
+       "sender may declare): add it, e.g. `h: ubyte (capsa_handle: \"shm\", "
+       "capsa_rights: \"read\", capsa_max_size: \"1048576\");`",
+       false},
+      {ev +
+           "h: ubyte (capsa_handle: \"channel\", capsa_rights: \"read\", "
+           "capsa_max_len: \"4\");" +
+           un,
+       "ranges and lengths do not apply to a handle: remove capsa_min, "
+       "capsa_max and capsa_max_len from it",
+       false},
+      {ev + "s: string (capsa_max_len: \"0\");" + un,
+       "capsa_max_len must be 1..65536, not '0': the most bytes accepted, "
+       "e.g. `s: string (capsa_max_len: \"256\");`",
+       false},
+      {ev + "s: string (capsa_min: \"1\");" + un,
+       "capsa_min/capsa_max apply to integers: bound a string's length with "
+       "capsa_max_len instead, e.g. `s: string (capsa_max_len: \"256\");`",
+       false},
+      {ev + "v: [int];" + un,
+       "A.v: type not carried by capsa interfaces (scalars, string, [ubyte] "
+       "and ubyte handles are): declare it as one of those, e.g. `v: [ubyte] "
+       "(capsa_max_len: \"4096\");`",
+       false},
+      {ev + "v: int (capsa_required);" + un,
+       "capsa_required applies to strings, bytes and handles (a scalar equal "
+       "to its default is not sent): remove it and give the field a default "
+       "that means \"not given\", e.g. `v: int = -1;`",
+       false},
+      {ev + "v: int (capsa_max_len: \"4\");" + un,
+       "capsa_max_len applies to strings and [ubyte]: bound the field with "
+       "capsa_min/capsa_max instead, e.g. `v: int (capsa_min: \"0\", "
+       "capsa_max: \"100\");`",
+       false},
+      {ev + "v: float (capsa_max: \"1\");" + un,
+       "capsa_min/capsa_max apply to integers, not float (floats are only "
+       "checked finite): remove them, or carry an integer (e.g. thousandths) "
+       "and range it, e.g. `v_milli: int (capsa_min: \"0\", capsa_max: "
+       "\"1000\");`",
+       false},
+      {ev + "v: ubyte (capsa_min: \"-1\");" + un,
+       "capsa_min '-1' is not an integer in ubyte's range 0..255: write one "
+       "in it, in decimal or 0x hex, e.g. `v: ubyte (capsa_min: \"0\");`, or "
+       "widen the field's type",
+       false},
+      {ev + "v: byte (capsa_max: \"300\");" + un,
+       "capsa_max '300' is not an integer in byte's range -128..127: write "
+       "one in it, in decimal or 0x hex, e.g. `v: byte (capsa_max: "
+       "\"127\");`",
+       false},
+      {ev + "v: int = 5 (capsa_min: \"5\", capsa_max: \"2\");" + un,
+       "capsa_max 2 is below capsa_min 5: the range is capsa_min..capsa_max, "
+       "so swap them or raise capsa_max, e.g. `v: int = 5 (capsa_min: \"5\", "
+       "capsa_max: \"5\");`",
+       false},
+      // Messages and the interface.
+      {"enum E : byte (capsa_interface) { X }\n" + ev + "v: int;" + un,
+       "bad.E: capsa_interface goes on a union: put it on the union that "
+       "lists the messages, e.g. `union Messages (capsa_interface) {",
+       false},
+      {ev + "v: int; }\ntable B (capsa_event, capsa_from: \"host\") { v: "
+            "int; }\nunion M (capsa_interface) { A }\n"
+            "union N (capsa_interface) { B }\n",
+       "two unions with capsa_interface: bad.M, bad.N: a schema is one "
+       "interface: keep capsa_interface on one union",
+       false},
+      {ev + "v: int; }\nunion M { A }\n",
+       "no union with the capsa_interface attribute: list the interface's "
+       "messages (tables) in a union marked so, e.g. `union Messages "
+       "(capsa_interface) { Decode, DecodeDone }`",
+       false},
+      {"include \"ipc/interface/capsa_attributes.fbs\";\n" + ev + "v: int;" +
+           un,
+       "M: an interface needs a namespace (its name): add `namespace NAME;` "
+       "(e.g. `namespace thumb;`) before the tables and the union",
+       true},
+      {"include \"ipc/interface/capsa_attributes.fbs\";\nnamespace " +
+           std::string(65, 'n') + ";\n" + ev + "v: int;" + un,
+       "interface name over 64 bytes (65): shorten the schema's `namespace` "
+       "line",
+       true},
+      {ev + "v: int; }\nunion M (capsa_interface) { A:string }\n",
+       "bad.M: every member must be a table: list only tables in the union",
+       false},
+      {"struct S { v: int; }\nunion M (capsa_interface) { S }\n",
+       "bad.S: a message must be a table: declare it with `table`, not "
+       "`struct`, e.g. `table S (capsa_event, capsa_from: \"host\") { ... }`",
+       false},
+      {"include \"ipc/interface/capsa_attributes.fbs\";\nnamespace other;\n" +
+           ev +
+           "v: int; }\nnamespace bad;\nunion M (capsa_interface) { "
+           "other.A }\n",
+       "other.A: a message must be in the interface's namespace (bad): "
+       "declare the table after `namespace bad;`",
+       true},
+      {ev + "v: int; }\nunion M (capsa_interface) { A = 2 }\n",
+       "member values must be 1, 2, 3... (no gaps; they are the message "
+       "ids): remove the explicit values (`A = 5`) from the union's members",
+       false},
+      {"attribute \"capsa_priority\";\ntable A (capsa_event, capsa_priority, "
+       "capsa_from: \"host\") { v: int;" +
+           un,
+       "A: unknown attribute capsa_priority: a message takes capsa_request, "
+       "capsa_response, capsa_event or capsa_from; remove it or fix its "
+       "spelling",
+       false},
+      {"table A (capsa_from: \"host\") { v: int;" + un,
+       "A: exactly one of capsa_request, capsa_response, capsa_event (found "
+       "0): say what the message is, e.g. `table A (capsa_request: "
+       "\"ADone\", capsa_from: \"host\")`",
+       false},
+      {"table A (capsa_request: \"\", capsa_from: \"host\") { v: int;" + un,
+       "A: capsa_request names its response table: give the name of a "
+       "capsa_response table of the union, e.g. `table A (capsa_request: "
+       "\"ADone\", capsa_from: \"host\")`",
+       false},
+      {"table A (capsa_event) { v: int;" + un,
+       "A: capsa_from must be host, renderer or any, and is missing: say who "
+       "may send it, e.g. `table A (capsa_event, capsa_from: \"host\")`",
+       false},
+      {ev + many_fields + un,
+       "A: more than 64 fields (65): split it into two messages", false},
+      {ev + many_handles + un,
+       "A: more than 8 handle fields (9; a message carries at most 8 "
+       "descriptors): split it into messages of 8 handles or fewer",
+       false},
+      {ev + "v: int; }\nunion M (capsa_interface) { }\n",
+       "bad.M: no messages: list at least one table in the union, e.g. "
+       "`union M (capsa_interface) { Ping }`",
+       false},
+      {"table A (capsa_request: \"Z\", capsa_from: \"host\") { v: int;" + un,
+       "A: response Z is not in bad.M: add table Z to the union's members, "
+       "or name one that is there in capsa_request",
+       false},
+      {"table A (capsa_request: \"B\", capsa_from: \"host\") { v: int; }\n"
+       "table B (capsa_event, capsa_from: \"host\") { v: int; }\n"
+       "union M (capsa_interface) { A, B }\n",
+       "A: B is not a capsa_response: mark it as the answer, e.g. `table B "
+       "(capsa_response, capsa_from: \"renderer\")`",
+       false},
+  };
+  for (const Case &c : cases) {
+    int rc = 0;
+    std::string out = RunIdl(c.schema, &rc, c.raw);
+    EXPECT_EQ(1, rc) << c.schema << out;
+    EXPECT_NE(std::string::npos, out.find(c.says)) << "schema:\n"
+                                                   << c.schema << "\nsays:\n"
+                                                   << out << "\nwanted:\n"
+                                                   << c.says;
+  }
+}
+
+// The tool's own refusals (its inputs and outputs) say what to pass.
+TEST(InterfaceGenerator, ToolErrorsSayWhatToPass) {
+  std::string idl = capsa_test::BuildProduct("capsa_idlc");
+  ASSERT_TRUE(capsa_test::Present(idl, X_OK));
+  char dir[] = "/tmp/capsa-idl-XXXXXX";
+  ASSERT_NE(nullptr, mkdtemp(dir));
+  std::string d(dir);
+  std::ofstream(d + "/x.fbs") << "table A { v: int; }\n";
+  auto run = [&](const std::string &args) {
+    std::string cmd = "ASAN_OPTIONS=detect_leaks=0 '" + idl + "' " + args +
+                      " 2>&1; echo \"rc=$?\"";
+    FILE *p = popen(cmd.c_str(), "r");
+    std::string out;
+    char line[1024];
+    while (p && fgets(line, sizeof line, p)) out += line;
+    if (p) pclose(p);
+    return out;
+  };
+  std::string out = run("'" + d + "/nothere.bfbs' x.fbs a.h a.c a.h");
+  EXPECT_NE(std::string::npos,
+            out.find("nothere.bfbs: No such file or directory: pass the "
+                     ".bfbs flatc wrote"))
+      << out;
+  out = run("'" + d + "/x.fbs' x.fbs a.h a.c a.h");
+  EXPECT_NE(std::string::npos,
+            out.find("not a flatc binary schema (.bfbs): pass what `flatc "
+                     "--schema -b NAME.fbs` writes (NAME.bfbs), not the .fbs "
+                     "source"))
+      << out;
+  // A valid schema, outputs into a directory that does not exist.
+  std::string cmd = "cd '" + d +
+                    "' && printf 'include \"ipc/interface/capsa_attributes."
+                    "fbs\";\\nnamespace ok;\\ntable A (capsa_event, "
+                    "capsa_from: \"host\") { v: int; }\\nunion M "
+                    "(capsa_interface) { A }\\n' > ok.fbs && /usr/bin/flatc "
+                    "--schema -b -I '" +
+                    capsa_test::SourceRoot() + "' ok.fbs";
+  ASSERT_EQ(0, system(cmd.c_str()));
+  out = run("'" + d + "/ok.bfbs' ok.fbs '" + d + "/no/a.h' '" + d +
+            "/no/a.c' a.h");
+  EXPECT_NE(std::string::npos,
+            out.find("No such file or directory: make their directory exist "
+                     "and be writable"))
+      << out;
+  EXPECT_NE(std::string::npos, out.find("rc=1")) << out;
+  for (const char *f : {"/x.fbs", "/ok.fbs", "/ok.bfbs"})
+    unlink((d + f).c_str());
+  rmdir(d.c_str());
+}
+
+// What flatc refuses before the generator sees the schema: an undeclared
+// attribute. The build's wrapper (build/idl/capsa_idl.py) says whether the
+// include is missing or the name is misspelt.
+TEST(InterfaceGenerator, UndeclaredAttributesGetTheIncludeOrTheSpelling) {
+  std::string idl = capsa_test::BuildProduct("capsa_idlc");
+  std::string wrapper = capsa_test::SourceFile("build/idl/capsa_idl.py");
+  ASSERT_TRUE(capsa_test::Present(wrapper));
+  char dir[] = "/tmp/capsa-idl-XXXXXX";
+  ASSERT_NE(nullptr, mkdtemp(dir));
+  std::string d(dir);
+  struct Case {
+    const char *schema, *says;
+  } cases[] = {
+      {"namespace bad;\ntable A (capsa_event, capsa_from: \"host\") { v: "
+       "int; }\nunion M (capsa_interface) { A }\n",
+       "capsa-idl: capsa_event is capsa's: add `include "
+       "\"ipc/interface/capsa_attributes.fbs\";` as the schema's first line"},
+      {"include \"ipc/interface/capsa_attributes.fbs\";\nnamespace bad;\n"
+       "table A (capsa_event, capsa_from: \"host\") { v: int (capsa_mni: "
+       "\"1\"); }\nunion M (capsa_interface) { A }\n",
+       "capsa-idl: capsa_mni is no capsa attribute (did you mean "
+       "capsa_min?): the attributes are capsa_interface, "},
+  };
+  for (const Case &c : cases) {
+    std::ofstream(d + "/bad.fbs") << c.schema;
+    std::string cmd = "cd '" + d + "' && /usr/bin/python3 '" + wrapper + "' '" +
+                      idl + "' '" + capsa_test::SourceRoot() +
+                      "' bad.fbs bad.fbs bad.h bad.c bad.h 2>&1; echo "
+                      "\"rc=$?\"";
+    FILE *p = popen(cmd.c_str(), "r");
+    std::string out;
+    char line[1024];
+    while (p && fgets(line, sizeof line, p)) out += line;
+    if (p) pclose(p);
+    EXPECT_NE(std::string::npos, out.find("rc=1")) << out;
+    EXPECT_NE(std::string::npos, out.find(c.says)) << out;
+  }
+  unlink((d + "/bad.fbs").c_str());
+  rmdir(d.c_str());
 }
 
 }  // namespace
