@@ -30,8 +30,7 @@ static uint64_t pack(uint64_t seen, int pending, int held) {
 // there cannot overwrite what the host is still reading.
 static void publish(capsa_frames_host_t *h) {
   uint64_t *w = h->control.base;
-  __atomic_store_n(w, pack(h->seen_seq, h->pending, h->held),
-                   __ATOMIC_RELEASE);
+  __atomic_store_n(w, pack(h->seen_seq, h->pending, h->held), __ATOMIC_RELEASE);
 }
 
 int capsa_frames_check(const capsa_frame_desc_t *d, size_t buffer_size) {
@@ -191,8 +190,8 @@ int capsa_frames_renderer_acquire(capsa_frames_renderer_t *r, void **pixels,
                                   size_t *len) {
   if (!r || !pixels || !len || !r->control.base) return -EINVAL;
   if (r->acquired >= 0) return -EBUSY;
-  uint64_t w = __atomic_load_n((const uint64_t *)r->control.base,
-                               __ATOMIC_ACQUIRE);
+  uint64_t w =
+      __atomic_load_n((const uint64_t *)r->control.base, __ATOMIC_ACQUIRE);
   uint64_t seen = w >> 16;
   unsigned pending = (unsigned)(w >> 8) & 0xffu, held = (unsigned)w & 0xffu;
   for (uint32_t k = 1; k <= r->count; k++) {

@@ -166,14 +166,15 @@ int main(int argc, char **argv) {
     rows[row].what = names[row];
     rows[row].us = median(t, n);
   }
-  printf("frame %dx%d RGBA (%zu bytes), %d frames a row, median per frame\n",
-         W, H, kFrame, n);
+  printf("frame %dx%d RGBA (%zu bytes), %d frames a row, median per frame\n", W,
+         H, kFrame, n);
   for (int row = 0; row < 5; row++)
     printf("  %-58s %10.2f us\n", rows[row].what, rows[row].us);
-  printf("ratios: copy / chain handoff %.0fx; draw+copy / draw %.2fx; "
-         "frozen / draw %.2fx\n",
-         rows[1].us / rows[0].us, rows[3].us / rows[2].us,
-         rows[4].us / rows[2].us);
+  printf(
+      "ratios: copy / chain handoff %.0fx; draw+copy / draw %.2fx; "
+      "frozen / draw %.2fx\n",
+      rows[1].us / rows[0].us, rows[3].us / rows[2].us,
+      rows[4].us / rows[2].us);
   free(copy);
   free(t);
   capsa_frames_renderer_close(&r);
