@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -442,6 +443,88 @@ void LyingRendererHost() {
 
 TEST(Frames, LyingRendererTearsOnlyItsOwnFrame) {
   CAPSA_EXPECT_CHILD_OK_T(LyingRendererHost, 60000);
+}
+
+// The other side of the same coin: an honest renderer in capability mode
+// (forked) draws frame k as 16 KiB of the byte k, as fast as it can, while
+// the host takes frames as they arrive and checks each one it holds, before
+// and after reading it whole: never a torn frame, so the renderer never
+// drew into a buffer the host held, with presents in flight on the pipe.
+void HonestRendererHost() {
+  capsa_frames_host_t h;
+  ASSERT_EQ(0, capsa_frames_host_init(&h, 3, kBuf, "t"));
+  int p[2];
+  ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+  int b = -1, c = -1;
+  ASSERT_EQ(0, capsa_frames_host_fds(&h, &b, &c));
+  constexpr uint64_t kFrames = 5000;
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(p[0]);
+    int err = capsa_cap_enter();
+    if (err < 0 && err != -ENOSYS) _exit(10);
+    capsa_frames_renderer_t r;
+    if (capsa_frames_renderer_map(&r, b, c, h.count, h.buffer_size,
+                                  h.control.size) != 0)
+      _exit(11);
+    for (uint64_t k = 1; k <= kFrames; k++) {
+      void *px;
+      size_t len;
+      int i;
+      // -EAGAIN until the host takes or drops a frame: this renderer spins
+      // (yields); the host never waits for it.
+      while ((i = capsa_frames_renderer_acquire(&r, &px, &len)) == -EAGAIN)
+        sched_yield();
+      if (i < 0) _exit(12);
+      memset(px, (int)(k & 0xff), kBuf);
+      capsa_frame_desc_t d = Geometry(64, 64);
+      if (capsa_frames_renderer_present(&r, &d) != 0 || d.seq != k) _exit(13);
+      if (write(p[1], &d, sizeof d) != (ssize_t)sizeof d) _exit(14);
+    }
+    _exit(0);
+  }
+  close(p[1]);
+  close(b);
+  close(c);
+  uint64_t held = 0, torn = 0, last = 0;
+  capsa_frame_desc_t d;
+  for (;;) {
+    struct pollfd pfd = {p[0], POLLIN, 0};
+    ASSERT_EQ(1, poll(&pfd, 1, 5000)) << "renderer went quiet";
+    ssize_t got = read(p[0], &d, sizeof d);
+    if (got == 0) break;
+    ASSERT_EQ((ssize_t)sizeof d, got);
+    ASSERT_EQ(0, capsa_frames_host_present(&h, &d));
+    last = d.seq;
+    // Take only some frames, so that presents pile up in flight and
+    // pending ones get dropped.
+    if (d.seq % 3 == 0) continue;
+    capsa_frame_view_t f;
+    ASSERT_EQ(1, capsa_frames_host_latest(&h, &f));
+    held++;
+    uint8_t want = (uint8_t)(f.desc.seq & 0xff);
+    for (int pass = 0; pass < 2; pass++)
+      for (size_t i = 0; i < f.len; i++)
+        if (f.pixels[i] != want) {
+          torn++;
+          break;
+        }
+    if (d.seq % 2 == 0) capsa_frames_host_release(&h);
+  }
+  int st;
+  ASSERT_EQ(pid, waitpid(pid, &st, 0));
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "renderer " << st;
+  EXPECT_EQ(kFrames, last);
+  EXPECT_GT(held, kFrames / 2);
+  EXPECT_EQ(0u, torn) << "of " << held << " frames held";
+  EXPECT_GT(h.dropped, 0u);
+  close(p[0]);
+  capsa_frames_host_close(&h);
+}
+
+TEST(Frames, HonestRendererNeverDrawsIntoTheHeldBuffer) {
+  CAPSA_EXPECT_CHILD_OK_T(HonestRendererHost, 60000);
 }
 
 }  // namespace
