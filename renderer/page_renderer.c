@@ -72,7 +72,8 @@ static int draw(capsa_rctx_t *r) {
   uint32_t rows = (uint32_t)(len / ((size_t)width * 4));
   if (rows > g.height) rows = g.height;
   if (h > rows) h = rows;
-  if (h == 0) {  // a buffer narrower than one row: the host's mistake
+  if (h == 0) h = 1;  // an empty page is one blank row
+  if (h > rows) {     // a buffer narrower than one row: the host's mistake
     capsa_frames_renderer_cancel(&g.chain);
     return -ERANGE;
   }
