@@ -183,7 +183,8 @@ void capsa_frames_host_close(capsa_frames_host_t *h);
 // region of `control_size` bytes. On success *r owns both descriptors; on
 // failure the caller still owns both and *r is closed. Returns 0, -EINVAL
 // (count 0 or above CAPSA_FRAMES_MAX_BUFFERS, buffer_size 0 or not a
-// multiple of the page size, or a size overflow) or capsa_shm_map_fd()'s
+// multiple of the page size, count * buffer_size above CAPSA_SHM_MAX_SIZE,
+// control_size below 8) or capsa_shm_map_fd()'s
 // -errno (a descriptor without the seals or size it must have).
 int capsa_frames_renderer_map(capsa_frames_renderer_t *r, int buffers_fd,
                               int control_fd, uint32_t count,
