@@ -45,6 +45,7 @@ HEADERS = {
     "ipc/fastpath.h": "capsa/fastpath.h",
     "ipc/validate.h": "capsa/validate.h",
     "ipc/shm.h": "capsa/shm.h",
+    "ipc/frames.h": "capsa/frames.h",
     "sandbox/capmode.h": "capsa/capmode.h",
     "sandbox/errors.h": "capsa/errors.h",
     "sandbox/namespaces.h": "capsa/namespaces.h",

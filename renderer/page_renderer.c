@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ipc/frames.h"
 #include "ipc/shm.h"
 #include "renderer/kinds.h"
 #include "renderer/page/page.capsa.h"
@@ -22,8 +23,9 @@ struct page_state {
   // A Resize that arrived before the fonts: drawn once they are here.
   bool pending;
   uint32_t width, height;
-  capsa_shm_region_t frame;
-  uint64_t frame_id;
+  // The host's frame chain (docs/frames.md): we draw only into the buffer
+  // we acquired, and the host reads only the one it took.
+  capsa_frames_renderer_t chain;
 };
 
 static struct page_state g;
@@ -61,30 +63,45 @@ static int draw(capsa_rctx_t *r) {
   uint32_t h = 0;
   int err = capsa_page_measure(g.page, g.md, g.md_len, width, &h);
   if (err < 0) return err;
-  uint32_t rows = (uint32_t)(g.frame.size / ((size_t)width * 4));
+  void *px;
+  size_t len;
+  err = capsa_frames_renderer_acquire(&g.chain, &px, &len);
+  // -EAGAIN: the host still has every other buffer; the next Resize draws.
+  if (err == -EAGAIN) return 0;
+  if (err < 0) return err;
+  uint32_t rows = (uint32_t)(len / ((size_t)width * 4));
   if (rows > g.height) rows = g.height;
   if (h > rows) h = rows;
-  if (h == 0) h = 1;
-  void *px;
-  err = capsa_shm_view_mut(&g.frame, 0, (size_t)width * 4 * h, &px);
-  if (err < 0) return err;
+  if (h == 0) h = 1;  // an empty page is one blank row
+  if (h > rows) {     // a buffer narrower than one row: the host's mistake
+    capsa_frames_renderer_cancel(&g.chain);
+    return -ERANGE;
+  }
   struct capsa_frame f = {px, (size_t)width * 4 * h, width,
                           h,  (size_t)width * 4,     CAPSA_FRAME_RGBA8};
   struct capsa_page_result res;
   err = capsa_page_render(g.page, g.md, g.md_len, &f, &res);
-  if (err < 0) return err;
+  capsa_frame_desc_t d = {.width = width,
+                          .height = h,
+                          .stride = width * 4,
+                          .format = CAPSA_FRAMES_RGBA8};
+  if (err == 0) err = capsa_frames_renderer_present(&g.chain, &d);
+  if (err < 0) {
+    capsa_frames_renderer_cancel(&g.chain);
+    return err;
+  }
   capsa_demo_page_frame_t fr;
   capsa_demo_page_frame_init(&fr);
-  fr.frame_id = ++g.frame_id;
-  fr.width = width;
-  fr.height = h;
-  fr.stride = width * 4;
+  fr.frame_id = d.seq;
+  fr.width = d.width;
+  fr.height = d.height;
+  fr.stride = d.stride;
   fr.format = CAPSA_PAGE_FORMAT_RGBA8888;
-  fr.offset = 0;
+  fr.offset = d.offset;
+  fr.buffer = d.buffer;
   capsa_msg_t m;
   capsa_msg_init_iface(&m, &capsa_demo_page_interface, CAPSA_DEMO_PAGE_FRAME,
                        &fr);
-  capsa_shm_close(&g.frame);
   g.pending = false;
   return capsa_rctx_send(r, &m);
 }
@@ -137,16 +154,23 @@ static int load(capsa_msg_t *m, const capsa_demo_page_load_t *l) {
   return 0;
 }
 
-// Resize: the frame region is required by the schema, writable and at
-// most 1 GiB; draw() never writes past it, whatever width and height say.
+// Resize: a new chain (both regions required by the schema; the buffers
+// writable, at most 1 GiB; the control area sealed read-only, which
+// capsa_frames_renderer_map checks). draw() never writes past a buffer,
+// whatever width and height say.
 static int resize(capsa_rctx_t *r, capsa_msg_t *m,
                   const capsa_demo_page_resize_t *z) {
-  capsa_shm_close(&g.frame);
+  capsa_frames_renderer_close(&g.chain);
   size_t size = (size_t)m->handles[z->frame].size;
+  size_t csize = (size_t)m->handles[z->control].size;
+  if (z->buffers == 0 || size % z->buffers != 0) return -EPROTO;
   int fd = capsa_msg_take_handle(m, (uint32_t)z->frame);
-  int err = capsa_shm_map_fd(fd, size, CAPSA_SHM_PEER_READWRITE, &g.frame);
+  int cfd = capsa_msg_take_handle(m, (uint32_t)z->control);
+  int err = capsa_frames_renderer_map(&g.chain, fd, cfd, z->buffers,
+                                      size / z->buffers, csize);
   if (err < 0) {
     close(fd);
+    close(cfd);
     return err;
   }
   g.width = z->width;

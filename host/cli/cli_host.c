@@ -13,6 +13,7 @@
 
 #include "host/kind_registry.h"
 #include "host/png_writer.h"
+#include "ipc/frames.h"
 #include "ipc/handle.h"
 #include "ipc/shm.h"
 #include "renderer/gzip/gzip.capsa.h"
@@ -395,7 +396,7 @@ struct render_ctx {
   size_t md_size;
   uint32_t width;
   int png_fd;
-  capsa_shm_region_t frame;
+  capsa_frames_host_t chain;  // the renderer draws, we read in place
 };
 
 static void render_ready(struct capsa_cli_job *job) {
@@ -426,17 +427,26 @@ static void render_ready(struct capsa_cli_job *job) {
   rz.height = FRAME_MAX_ROWS;
   capsa_msg_init_iface(&m, &capsa_demo_page_interface, CAPSA_DEMO_PAGE_RESIZE,
                        &rz);
-  capsa_rights_t rw;
+  rz.buffers = c->chain.count;
+  capsa_rights_t rw, ro_shm;
   capsa_handle_max_rights(CAPSA_HANDLE_SHM, true, &rw);
-  fd = fcntl(c->frame.fd, F_DUPFD_CLOEXEC, 0);
-  err = fd < 0 ? -errno : 0;
-  if (!err)
-    err = rz.frame = capsa_msg_add_handle(&m, fd, CAPSA_HANDLE_SHM, &rw,
-                                          c->frame.size, true);
+  capsa_handle_max_rights(CAPSA_HANDLE_SHM, false, &ro_shm);
+  int cfd = -1;
+  err = capsa_frames_host_fds(&c->chain, &fd, &cfd);
+  if (err < 0) fd = -1;
+  // Both descriptors stay ours until the send succeeds.
+  if (err >= 0)
+    err = rz.frame =
+        capsa_msg_add_handle(&m, fd, CAPSA_HANDLE_SHM, &rw,
+                             c->chain.count * c->chain.buffer_size, true);
+  if (err >= 0)
+    err = rz.control = capsa_msg_add_handle(&m, cfd, CAPSA_HANDLE_SHM, &ro_shm,
+                                            c->chain.control.size, false);
   if (err >= 0) err = capsa_renderer_send(job->r, &m);
   if (err < 0) {
     if (fd >= 0) close(fd);
-    finish(job, err, "cannot send the frame");
+    if (cfd >= 0) close(cfd);
+    finish(job, err, "cannot send the frame chain");
   }
 }
 
@@ -444,16 +454,24 @@ static void render_message(struct capsa_cli_job *job, capsa_msg_t *m) {
   struct render_ctx *c = job->ctx;
   if (m->type != CAPSA_MSG_INTERFACE || m->u.iface.id != CAPSA_DEMO_PAGE_FRAME)
     return;
-  // page.fbs bounds each field; what needs the region we gave is ours. A
-  // renderer that lies about its frame is a bad message, ended as one.
+  // page.fbs bounds each field; what needs the chain we gave is checked by
+  // capsa_frames_host_present against our own state. A renderer that lies
+  // about its frame is a bad message, ended as one.
   const capsa_demo_page_frame_t *f = m->u.iface.value;
   job->frame_w = (int)f->width;
   job->frame_h = (int)f->height;
   job->frame_stride = (int)f->stride;
-  if ((uint64_t)f->stride < (uint64_t)f->width * 4 ||
-      f->offset + (uint64_t)f->stride * f->height > c->frame.size) {
+  capsa_frame_desc_t d = {.seq = f->frame_id,
+                          .buffer = f->buffer,
+                          .width = f->width,
+                          .height = f->height,
+                          .stride = f->stride,
+                          .format = f->format,
+                          .offset = f->offset};
+  int err = capsa_frames_host_present(&c->chain, &d);
+  if (err < 0) {
     capsa_renderer_report_bad_message(
-        job->r, "page: Frame geometry outside the frame region");
+        job->r, "page: Frame outside the frame chain's rules");
     finish(job, -EBADMSG, "frame does not match the request");
     return;
   }
@@ -462,14 +480,18 @@ static void render_message(struct capsa_cli_job *job, capsa_msg_t *m) {
     finish(job, -EBADMSG, "frame does not match the request");
     return;
   }
-  // The PNG writer checks the geometry against the region's real size.
-  struct capsa_png_image img = {(const uint8_t *)c->frame.base,
-                                c->frame.size,
-                                f->width,
-                                f->height,
-                                f->stride,
-                                CAPSA_PNG_RGB8};
-  int err = capsa_png_write_fd(&img, c->png_fd);
+  // Read in place: f.len bytes inside the buffer whatever the renderer
+  // writes meanwhile (at worst its own picture tears).
+  capsa_frame_view_t fr;
+  err = capsa_frames_host_latest(&c->chain, &fr);
+  if (err < 0) {
+    finish(job, err, "no frame");
+    return;
+  }
+  struct capsa_png_image img = {fr.pixels,      fr.len,         fr.desc.width,
+                                fr.desc.height, fr.desc.stride, CAPSA_PNG_RGB8};
+  err = capsa_png_write_fd(&img, c->png_fd);
+  capsa_frames_host_release(&c->chain);
   finish(job, err, err < 0 ? "cannot write the PNG" : "ok");
 }
 
@@ -480,16 +502,18 @@ int capsa_cli_render(struct capsa_cli_host *h, int md_fd, uint32_t width,
   struct stat st;
   if (fstat(md_fd, &st) < 0) return -errno;
   if (!S_ISREG(st.st_mode)) return -EINVAL;
-  struct render_ctx c = {md_fd, (size_t)st.st_size, width, png_fd, {0}};
-  c.frame.fd = -1;
-  int err = capsa_shm_create((size_t)width * 4 * FRAME_MAX_ROWS, "frame",
-                             CAPSA_SHM_PEER_WRITES, &c.frame);
+  struct render_ctx c = {
+      md_fd, (size_t)st.st_size, width, png_fd, {.held = -1}};
+  // One frame at most; the chain's other buffers are for a renderer that
+  // draws again (untouched pages of a memfd cost nothing).
+  int err = capsa_frames_host_init(&c.chain, CAPSA_FRAMES_DEFAULT_BUFFERS,
+                                   (size_t)width * 4 * FRAME_MAX_ROWS, "frame");
   if (err < 0) return err;
   job->ctx = &c;
   job->on_ready = render_ready;
   job->on_message = render_message;
   err = capsa_cli_run_job(h, h->kind_page, job, 60000);
-  capsa_shm_close(&c.frame);
+  capsa_frames_host_close(&c.chain);
   job->ctx = NULL;
   return err;
 }
