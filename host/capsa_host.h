@@ -188,6 +188,10 @@ typedef struct capsa_crash_report {
   const capsa_crash_frame_t *frames;
   unsigned nframes;
   bool truncated;  // more frames than recorded (48)
+  // [0] is in code without frame pointers (libc's abort, memcpy): [1] on
+  // were found by scanning its stack for a frame record, which can skip a
+  // caller or, rarely, start at a stale one.
+  bool scanned;
   // One line: "SIGFPE (FPE_INTDIV) at 0x5581... in layout_line+0x1c <-
   // paint+0x40 <- ...", escaped.
   const char *summary;

@@ -1,6 +1,7 @@
 // A renderer's fatal-signal handler (host/crash_handler.h).
 //
-// Why a frame-pointer walk and not glibc's backtrace(): backtrace() unwinds
+// Why a frame-pointer walk (plus a stack scan past code without frame
+// pointers, see scan()) and not glibc's backtrace(): backtrace() unwinds
 // by the .eh_frame tables through libgcc, which can fault on a smashed
 // stack (a second fault inside the handler would end the renderer with
 // that signal, not the one it crashed of) and which, on first use, loads
@@ -53,13 +54,14 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *arg) {
   (void)arg;
   struct capsa__crash_record *rec = &g_rec;
   if (rec->nmodules == CAPSA__CRASH_MODULES) return 1;
-  uint64_t lo = UINT64_MAX, hi = 0;
+  // Its code: the largest executable segment (one, in what ld links).
+  uint64_t lo = 0, hi = 0;
   for (unsigned i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    if (ph->p_type != PT_LOAD) continue;
-    uint64_t a = info->dlpi_addr + ph->p_vaddr;
-    if (a < lo) lo = a;
-    if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X)) continue;
+    if (ph->p_memsz <= hi - lo) continue;
+    lo = info->dlpi_addr + ph->p_vaddr;
+    hi = lo + ph->p_memsz;
   }
   if (hi == 0) return 0;
   struct capsa__crash_module *m = &rec->modules[rec->nmodules++];
@@ -103,6 +105,75 @@ static void prepare(void) {
   g_stack_top = stack_top();
 }
 
+static const struct capsa__crash_module *code_module(uintptr_t a) {
+  for (unsigned i = 0; i < g_rec.nmodules; i++)
+    if (g_rec.modules[i].lo <= a && a < g_rec.modules[i].hi)
+      return &g_rec.modules[i];
+  return NULL;
+}
+
+// Whether `a` is a return address: in a module's code, right after a call
+// instruction (x86-64: E8 rel32, or FF /2 of 2 to 7 bytes). The bytes read
+// are inside the same executable segment, so mapped.
+static bool after_call(uintptr_t a) {
+  const struct capsa__crash_module *m = code_module(a);
+  if (!m || a - m->lo < 7) return false;
+#if defined(__x86_64__)
+  const unsigned char *b = (const unsigned char *)a;
+  if (b[-5] == 0xe8) return true;
+  static const int kLens[] = {2, 3, 4, 6, 7};
+  for (unsigned i = 0; i < sizeof kLens / sizeof kLens[0]; i++) {
+    int l = kLens[i];
+    if (b[-l] == 0xff && ((b[-l + 1] >> 3) & 7) == 2) return true;
+  }
+  return false;
+#else
+  return true;
+#endif
+}
+
+// The words the walk reads: 8-aligned, inside [sp, top).
+static bool on_stack(uintptr_t p, uintptr_t sp, uintptr_t top) {
+  return p >= sp && p < top - 2 * sizeof(uintptr_t) && (p & 7) == 0;
+}
+
+// Code built without frame pointers (libc: abort, memcpy...) may have
+// used rbp for anything. Then the frame chain goes on from the first slot
+// above sp that looks like a frame record of another module: a saved frame
+// pointer (above it, below the top) then a return address out of the
+// crashed module, right after a call. Code without frame pointers that
+// saves rbp first leaves exactly that under its return address, so the
+// next frame is its caller; otherwise a caller may be skipped, or a stale
+// record of an earlier call (left in the frame-less code's slots) may give
+// a wrong first frame: a scan, as Breakpad's, and the report says so.
+// A candidate must start a chain of CHAIN_LINKS such records, each above
+// the last (a stale record's saved frame pointer leads, within a link or
+// two, to a slot since reused). Returns the slot to go on from, or 0.
+#define SCAN_BYTES (32u << 10)
+#define CHAIN_LINKS 4
+static bool chain_ok(uintptr_t x, uintptr_t sp, uintptr_t top) {
+  for (int i = 0; i < CHAIN_LINKS; i++) {
+    if (!on_stack(x, sp, top)) return false;
+    const uintptr_t *f = (const uintptr_t *)x;
+    if (!after_call(f[1])) return false;
+    if (f[0] == 0) return true;  // the chain's end (the first frame)
+    if (f[0] <= x) return false;
+    x = f[0];
+  }
+  return true;
+}
+
+static uintptr_t scan(uintptr_t pc, uintptr_t sp, uintptr_t top) {
+  const struct capsa__crash_module *own = code_module(pc);
+  uintptr_t end = top - sp > SCAN_BYTES ? sp + SCAN_BYTES : top;
+  for (uintptr_t x = (sp + 7) & ~(uintptr_t)7; on_stack(x, sp, end);
+       x += sizeof(uintptr_t)) {
+    const uintptr_t *f = (const uintptr_t *)x;
+    if (code_module(f[1]) != own && chain_ok(x, sp, top)) return x;
+  }
+  return 0;
+}
+
 // Frames by frame pointers, from the interrupted context: every read is of
 // an 8-aligned word in [sp, top), and each frame is above the last, so the
 // walk ends and never faults. Not instrumented: it reads other frames.
@@ -130,7 +201,12 @@ __attribute__((no_sanitize_address)) static void walk(
     rec->nframes = n;
     return;
   }
-  while (fp >= sp && fp < top - 2 * sizeof(uintptr_t) && (fp & 7) == 0) {
+  // rbp is no frame pointer here: find the caller by scanning.
+  if (!on_stack(fp, sp, top) || !after_call(((const uintptr_t *)fp)[1])) {
+    fp = scan(pc, sp, top);
+    if (fp) rec->flags |= CAPSA__CRASH_F_SCANNED;
+  }
+  while (on_stack(fp, sp, top)) {
     const uintptr_t *f = (const uintptr_t *)fp;
     uintptr_t next = f[0], ret = f[1];
     if (ret == 0) break;
@@ -172,8 +248,8 @@ static void on_fatal(int sig, siginfo_t *si, void *ctx) {
   // kill/raise would be lost: send it again, pending (blocked here) until
   // the handler returns. A fault the kernel raised also happens again when
   // the instruction is retried. Either way the exit is the real signal.
-  syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid),
-          (pid_t)syscall(SYS_gettid), sig);
+  syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid),
+          sig);
   errno = saved;
 }
 

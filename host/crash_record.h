@@ -14,18 +14,20 @@
 // in practice (RS), and is long enough that text matching it by accident
 // does not happen; text that does is still forwarded as text unless the
 // whole magic matched.
-#define CAPSA__CRASH_MAGIC "\x1e" "capsa-crash-v1\x1e"
+#define CAPSA__CRASH_MAGIC \
+  "\x1e"                   \
+  "capsa-crash-v1\x1e"
 #define CAPSA__CRASH_MAGIC_LEN 16
 
 #define CAPSA__CRASH_FRAMES 48
-#define CAPSA__CRASH_MODULES 12
+#define CAPSA__CRASH_MODULES 24
 #define CAPSA__CRASH_MODNAME 40
 
 // A loaded object, as the renderer's dynamic loader saw it when the handler
 // was installed (before capability mode): where its segments lie and its
 // load bias (runtime address - link-time address).
 struct capsa__crash_module {
-  uint64_t lo, hi;  // [lo, hi): its PT_LOAD segments, at run time
+  uint64_t lo, hi;  // [lo, hi): its code (executable segment), at run time
   uint64_t bias;
   char name[CAPSA__CRASH_MODNAME];  // basename; "" for the main executable
 };
@@ -45,6 +47,9 @@ struct capsa__crash_record {
 
 // The walk stopped at the frame limit (more frames were there).
 #define CAPSA__CRASH_F_TRUNCATED 1u
+// The second frame was found by scanning the stack (the crash was in code
+// without frame pointers), not by the frame chain.
+#define CAPSA__CRASH_F_SCANNED 4u
 // The crash was not on the stack the handler knows the bounds of (another
 // thread): frames hold only the pc.
 #define CAPSA__CRASH_F_OTHER_STACK 2u

@@ -89,20 +89,34 @@ static const char *code_name(int sig, int code, char *buf, size_t len) {
     int sig, code;
     const char *name;
   } kNames[] = {
-      {SIGSEGV, SEGV_MAPERR, "SEGV_MAPERR"}, {SIGSEGV, SEGV_ACCERR, "SEGV_ACCERR"},
-      {SIGSEGV, SEGV_BNDERR, "SEGV_BNDERR"}, {SIGSEGV, SEGV_PKUERR, "SEGV_PKUERR"},
-      {SIGBUS, BUS_ADRALN, "BUS_ADRALN"},    {SIGBUS, BUS_ADRERR, "BUS_ADRERR"},
-      {SIGBUS, BUS_OBJERR, "BUS_OBJERR"},    {SIGBUS, BUS_MCEERR_AR, "BUS_MCEERR_AR"},
-      {SIGBUS, BUS_MCEERR_AO, "BUS_MCEERR_AO"}, {SIGFPE, FPE_INTDIV, "FPE_INTDIV"},
-      {SIGFPE, FPE_INTOVF, "FPE_INTOVF"},    {SIGFPE, FPE_FLTDIV, "FPE_FLTDIV"},
-      {SIGFPE, FPE_FLTOVF, "FPE_FLTOVF"},    {SIGFPE, FPE_FLTUND, "FPE_FLTUND"},
-      {SIGFPE, FPE_FLTRES, "FPE_FLTRES"},    {SIGFPE, FPE_FLTINV, "FPE_FLTINV"},
-      {SIGFPE, FPE_FLTSUB, "FPE_FLTSUB"},    {SIGILL, ILL_ILLOPC, "ILL_ILLOPC"},
-      {SIGILL, ILL_ILLOPN, "ILL_ILLOPN"},    {SIGILL, ILL_ILLADR, "ILL_ILLADR"},
-      {SIGILL, ILL_ILLTRP, "ILL_ILLTRP"},    {SIGILL, ILL_PRVOPC, "ILL_PRVOPC"},
-      {SIGILL, ILL_PRVREG, "ILL_PRVREG"},    {SIGILL, ILL_COPROC, "ILL_COPROC"},
-      {SIGILL, ILL_BADSTK, "ILL_BADSTK"},    {0, SI_USER, "SI_USER"},
-      {0, SI_KERNEL, "SI_KERNEL"},           {0, SI_QUEUE, "SI_QUEUE"},
+      {SIGSEGV, SEGV_MAPERR, "SEGV_MAPERR"},
+      {SIGSEGV, SEGV_ACCERR, "SEGV_ACCERR"},
+      {SIGSEGV, SEGV_BNDERR, "SEGV_BNDERR"},
+      {SIGSEGV, SEGV_PKUERR, "SEGV_PKUERR"},
+      {SIGBUS, BUS_ADRALN, "BUS_ADRALN"},
+      {SIGBUS, BUS_ADRERR, "BUS_ADRERR"},
+      {SIGBUS, BUS_OBJERR, "BUS_OBJERR"},
+      {SIGBUS, BUS_MCEERR_AR, "BUS_MCEERR_AR"},
+      {SIGBUS, BUS_MCEERR_AO, "BUS_MCEERR_AO"},
+      {SIGFPE, FPE_INTDIV, "FPE_INTDIV"},
+      {SIGFPE, FPE_INTOVF, "FPE_INTOVF"},
+      {SIGFPE, FPE_FLTDIV, "FPE_FLTDIV"},
+      {SIGFPE, FPE_FLTOVF, "FPE_FLTOVF"},
+      {SIGFPE, FPE_FLTUND, "FPE_FLTUND"},
+      {SIGFPE, FPE_FLTRES, "FPE_FLTRES"},
+      {SIGFPE, FPE_FLTINV, "FPE_FLTINV"},
+      {SIGFPE, FPE_FLTSUB, "FPE_FLTSUB"},
+      {SIGILL, ILL_ILLOPC, "ILL_ILLOPC"},
+      {SIGILL, ILL_ILLOPN, "ILL_ILLOPN"},
+      {SIGILL, ILL_ILLADR, "ILL_ILLADR"},
+      {SIGILL, ILL_ILLTRP, "ILL_ILLTRP"},
+      {SIGILL, ILL_PRVOPC, "ILL_PRVOPC"},
+      {SIGILL, ILL_PRVREG, "ILL_PRVREG"},
+      {SIGILL, ILL_COPROC, "ILL_COPROC"},
+      {SIGILL, ILL_BADSTK, "ILL_BADSTK"},
+      {0, SI_USER, "SI_USER"},
+      {0, SI_KERNEL, "SI_KERNEL"},
+      {0, SI_QUEUE, "SI_QUEUE"},
       {0, SI_TKILL, "SI_TKILL"},
   };
   for (size_t i = 0; i < sizeof kNames / sizeof kNames[0]; i++)
@@ -245,12 +259,13 @@ const capsa_crash_report_t *capsa__crash_report(struct capsa__crash_rx *rx,
   memset(rx->frames, 0, sizeof rx->frames);
   rep->signal = signo;
   rep->code = rec->code;
-  rep->code_name = code_name(signo, rec->code, rx->code_name,
-                             sizeof rx->code_name);
+  rep->code_name =
+      code_name(signo, rec->code, rx->code_name, sizeof rx->code_name);
   rep->address = (uintptr_t)rec->addr;
   rep->frames = rx->frames;
   rep->nframes = rec->nframes;
   rep->truncated = (rec->flags & CAPSA__CRASH_F_TRUNCATED) != 0;
+  rep->scanned = (rec->flags & CAPSA__CRASH_F_SCANNED) != 0;
   for (unsigned m = 0; m < rec->nmodules; m++) {
     struct capsa__crash_module *mod = &rec->modules[m];
     mod->name[sizeof mod->name - 1] = '\0';
@@ -261,7 +276,8 @@ const capsa_crash_report_t *capsa__crash_report(struct capsa__crash_rx *rx,
     capsa_crash_frame_t *f = &rx->frames[i];
     f->pc = (uintptr_t)rec->frames[i];
     unsigned idx;
-    const struct capsa__crash_module *mod = module_of(rec, rec->frames[i], &idx);
+    const struct capsa__crash_module *mod =
+        module_of(rec, rec->frames[i], &idx);
     if (mod) {
       f->module = rx->modules[idx];
       f->module_offset = (uintptr_t)(rec->frames[i] - mod->bias);

@@ -11,8 +11,7 @@
 // Symbols read per pread: the table is scanned in pieces, never held whole.
 #define CHUNK 512
 
-static int read_at(int fd, void *buf, size_t len, uint64_t off,
-                   uint64_t size) {
+static int read_at(int fd, void *buf, size_t len, uint64_t off, uint64_t size) {
   if (off > size || len > size - off) return -EINVAL;
   size_t got = 0;
   while (got < len) {
@@ -70,8 +69,8 @@ int capsa__elf_symbolize(int fd, const uint64_t *addrs, unsigned n,
   Elf64_Sym syms[CHUNK];
   for (uint64_t at = 0; at < count; at += CHUNK) {
     size_t m = count - at < CHUNK ? (size_t)(count - at) : CHUNK;
-    if (read_at(fd, syms, m * sizeof *syms,
-                tab.sh_offset + at * sizeof *syms, size) < 0)
+    if (read_at(fd, syms, m * sizeof *syms, tab.sh_offset + at * sizeof *syms,
+                size) < 0)
       return -EIO;
     for (size_t j = 0; j < m; j++) {
       const Elf64_Sym *s = &syms[j];

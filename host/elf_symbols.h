@@ -19,8 +19,9 @@ struct capsa__elf_sym {
 // For each of the n link-time addresses addrs[i], the function symbol that
 // holds it (or the nearest one below it without a size) into out[i], in
 // one pass over the table. `fd` is borrowed and read with pread only.
-// n <= CAPSA__ELF_MAX_ADDRS (else -E2BIG). Returns 0, or -errno when the file is no ELF file of this machine's
-// class (-ENOEXEC) or cannot be read (out[] then all "").
+// n <= CAPSA__ELF_MAX_ADDRS (else -E2BIG). Returns 0, or -errno when the file
+// is no ELF file of this machine's class (-ENOEXEC) or cannot be read (out[]
+// then all "").
 int capsa__elf_symbolize(int fd, const uint64_t *addrs, unsigned n,
                          struct capsa__elf_sym *out);
 

@@ -37,6 +37,11 @@ extern "C" __attribute__((noinline, noclone)) int capsa_test_paint(int width) {
   return v + 1;
 }
 
+// abort() from a named function: libc, without frame pointers, in between.
+extern "C" __attribute__((noinline, noclone)) void capsa_test_give_up(void) {
+  abort();
+}
+
 namespace {
 
 constexpr uintptr_t kBadAddress = 0x13370;  // below any mapping
@@ -87,7 +92,7 @@ void Act(const std::string &cmd) {
   } else if (cmd == "segv") {
     *reinterpret_cast<volatile int *>(kBadAddress) = 1;
   } else if (cmd == "abort") {
-    abort();
+    capsa_test_give_up();
   } else if (cmd == "forge-exit") {
     // A well-formed record claiming SIGSEGV, then a normal exit.
     capsa__crash_record rec = Forged(SIGSEGV);
@@ -141,7 +146,11 @@ void Act(const std::string &cmd) {
     DieOf(SIGSEGV);
   } else if (cmd == "magic-text") {
     // Text that starts like a record and is not one.
-    WriteAll("\x1e" "capsa-cr" "ash!\n", 14);
+    WriteAll(
+        "\x1e"
+        "capsa-cr"
+        "ash!\n",
+        14);
     WriteAll("\x1e", 1);
     _exit(0);
   }
@@ -177,6 +186,7 @@ struct Report {
   int signal, code;
   std::string code_name, summary;
   uintptr_t address;
+  bool scanned;
   std::vector<std::string> symbols, modules;
 };
 
@@ -217,18 +227,21 @@ class CrashReport : public ::testing::Test {
     }
     if (ev->type == CAPSA_EV_READY) t->ready_++;
     Seen s{ev->type, ev->status, ev->signal, ev->crash_report != nullptr,
-           {}, NowNs()};
+           {},       NowNs()};
     if (const capsa_crash_report_t *c = ev->crash_report) {
+      // CAPSA_TEST_VERBOSE=1: show the summaries (what an embedder logs).
+      if (getenv("CAPSA_TEST_VERBOSE")) printf("  report: %s\n", c->summary);
       s.report.signal = c->signal;
       s.report.code = c->code;
       s.report.code_name = c->code_name;
       s.report.summary = c->summary;
       s.report.address = c->address;
+      s.report.scanned = c->scanned;
       for (unsigned i = 0; i < c->nframes; i++) {
         s.report.symbols.push_back(c->frames[i].symbol ? c->frames[i].symbol
-                                                        : "");
+                                                       : "");
         s.report.modules.push_back(c->frames[i].module ? c->frames[i].module
-                                                        : "(none)");
+                                                       : "(none)");
       }
     }
     t->seen_.push_back(s);
@@ -325,6 +338,7 @@ TEST_F(CrashReport, DivisionByZeroNamesTheFunctionAndItsCaller) {
   EXPECT_EQ("capsa_test_layout_line", rep.symbols[0]) << rep.summary;
   EXPECT_EQ("capsa_test_paint", rep.symbols[1]) << rep.summary;
   EXPECT_EQ("", rep.modules[0]) << "the image itself";
+  EXPECT_FALSE(rep.scanned) << "a frame chain all the way";
   EXPECT_EQ(0u, rep.summary.rfind("SIGFPE (FPE_INTDIV) at 0x", 0))
       << rep.summary;
   EXPECT_NE(std::string::npos,
@@ -401,7 +415,12 @@ TEST_F(CrashReport, AbortIsAbortedWithAReport) {
     EXPECT_EQ(0u, end->report.address);
     EXPECT_EQ(0u, end->report.summary.rfind("SIGABRT (SI_TKILL) in ", 0))
         << end->report.summary;
-    EXPECT_GE(end->report.symbols.size(), 1u);
+    // [0] in libc; its caller found past libc's frames by the scan.
+    ASSERT_GE(end->report.symbols.size(), 3u) << end->report.summary;
+    EXPECT_EQ("libc.so.6", end->report.modules[0]) << end->report.summary;
+    EXPECT_EQ("capsa_test_give_up", end->report.symbols[1])
+        << end->report.summary;
+    EXPECT_TRUE(end->report.scanned);
   }
 }
 
@@ -487,9 +506,9 @@ TEST_F(CrashReport, MagicPrefixInTextStaysText) {
 // with the report and without (the handler reset), for the closing note.
 // --gtest_also_run_disabled_tests --gtest_filter=*Timing*
 TEST_F(CrashReport, DISABLED_TimingCrashToEvent) {
-  for (const char *cmd : {"fpe", "fpe-plain", "fpe", "fpe-plain", "fpe",
-                          "fpe-plain", "fpe", "fpe-plain", "fpe",
-                          "fpe-plain"}) {
+  for (const char *cmd :
+       {"fpe", "fpe-plain", "fpe", "fpe-plain", "fpe", "fpe-plain", "fpe",
+        "fpe-plain", "fpe", "fpe-plain"}) {
     if (kinds_[0] < 0) kinds_[0] = Kind("crashrep", true);
     capsa_renderer_t *r = Start(kinds_[0]);
     ASSERT_NE(nullptr, r);
