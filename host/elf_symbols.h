@@ -8,6 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CAPSA__ELF_NAME_MAX 96
 #define CAPSA__ELF_MAX_ADDRS 64
 
@@ -24,5 +28,9 @@ struct capsa__elf_sym {
 // then all "").
 int capsa__elf_symbolize(int fd, const uint64_t *addrs, unsigned n,
                          struct capsa__elf_sym *out);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif  // CAPSA_HOST_ELF_SYMBOLS_H_
