@@ -172,9 +172,9 @@ typedef enum capsa_host_event_type {
 // Owned by the host: valid during the callback only; copy what you keep.
 typedef struct capsa_crash_frame {
   uintptr_t pc;             // in the renderer's address space
-  const char *module;       // file name, escaped; "" = the image itself
-  uintptr_t module_offset;  // pc - the module's load bias (0: unknown)
-  const char *symbol;       // the function, or NULL (not found)
+  const char *module;       // file name, escaped ("": the image), or NULL
+  uintptr_t module_offset;  // pc - that module's load bias
+  const char *symbol;       // the function (not demangled), or NULL
   uintptr_t symbol_offset;  // pc - the function's start
 } capsa_crash_frame_t;
 
@@ -184,7 +184,8 @@ typedef struct capsa_crash_report {
   const char *code_name;  // "FPE_INTDIV", "SEGV_MAPERR", "SI_TKILL"...
   uintptr_t address;      // si_addr for a fault; 0 for abort(), kill
   // The crashing thread: [0] where it stopped, then return addresses
-  // (frame-pointer walk: code built without frame pointers is skipped).
+  // (frame-pointer walk: code built without frame pointers is skipped; a
+  // thread other than the renderer's first: [0] only).
   const capsa_crash_frame_t *frames;
   unsigned nframes;
   bool truncated;  // more frames than recorded (48)

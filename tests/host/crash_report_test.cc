@@ -30,19 +30,24 @@
 
 // The crashing code: C names, not inlined, not tail calls, so that the
 // report's first frames are these two, in this order.
-extern "C" __attribute__((noinline, noclone)) int capsa_test_layout_line(
+#if defined(__clang__)
+#define NOCLONE
+#else
+#define NOCLONE __attribute__((noclone))
+#endif
+extern "C" __attribute__((noinline)) NOCLONE int capsa_test_layout_line(
     int width) {
   volatile int zero = 0;
   return width / zero;  // SIGFPE, FPE_INTDIV
 }
-extern "C" __attribute__((noinline, noclone)) int capsa_test_paint(int width) {
+extern "C" __attribute__((noinline)) NOCLONE int capsa_test_paint(int width) {
   int v = capsa_test_layout_line(width);
   asm volatile("" ::: "memory");
   return v + 1;
 }
 
 // abort() from a named function: libc, without frame pointers, in between.
-extern "C" __attribute__((noinline, noclone)) void capsa_test_give_up(void) {
+extern "C" __attribute__((noinline)) NOCLONE void capsa_test_give_up(void) {
   abort();
 }
 
