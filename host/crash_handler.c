@@ -221,7 +221,12 @@ __attribute__((no_sanitize_address)) static void walk(
   rec->nframes = n;
 }
 
-static void on_fatal(int sig, siginfo_t *si, void *ctx) {
+// Not instrumented either: under ASan a call of a noreturn function
+// (_exit) would first unpoison the thread's stack, which it looks up in
+// /proc/self/maps, refused in capability mode.
+__attribute__((no_sanitize_address)) static void on_fatal(int sig,
+                                                          siginfo_t *si,
+                                                          void *ctx) {
   int saved = errno;
   struct capsa__crash_record *rec = &g_rec;
   rec->signo = sig;
@@ -243,7 +248,7 @@ static void on_fatal(int sig, siginfo_t *si, void *ctx) {
     left -= (size_t)w;
   }
   // As the zygote's own SIGABRT handler for pid 1 (host/zygote.c).
-  if (sig == SIGABRT && g_pid1) _exit(CAPSA__EXIT_ABORTED);
+  if (sig == SIGABRT && g_pid1) syscall(SYS_exit_group, CAPSA__EXIT_ABORTED);
   // SA_RESETHAND made the action the default again. A signal sent by
   // kill/raise would be lost: send it again, pending (blocked here) until
   // the handler returns. A fault the kernel raised also happens again when

@@ -35,8 +35,10 @@
 #else
 #define NOCLONE __attribute__((noclone))
 #endif
-extern "C" __attribute__((noinline)) NOCLONE int capsa_test_layout_line(
-    int width) {
+// Not UBSan-checked: in the asan build its check would end the renderer
+// with an exit before the division faults.
+extern "C" __attribute__((noinline, no_sanitize("undefined"))) NOCLONE int
+capsa_test_layout_line(int width) {
   volatile int zero = 0;
   return width / zero;  // SIGFPE, FPE_INTDIV
 }
@@ -50,6 +52,14 @@ extern "C" __attribute__((noinline)) NOCLONE int capsa_test_paint(int width) {
 extern "C" __attribute__((noinline)) NOCLONE void capsa_test_give_up(void) {
   abort();
 }
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CAPSA_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CAPSA_TEST_ASAN 1
+#endif
+#endif
 
 namespace {
 
@@ -83,8 +93,7 @@ capsa__crash_record Forged(int signo) {
 void DieOf(int sig) {
   signal(sig, SIG_DFL);
   if (sig == SIGFPE) {
-    volatile int one = 1, zero = 0;
-    volatile int v = one / zero;
+    volatile int v = capsa_test_layout_line(1);
     (void)v;
   }
   *reinterpret_cast<volatile int *>(kBadAddress) = 1;
@@ -427,9 +436,19 @@ TEST_F(CrashReport, AbortIsAbortedWithAReport) {
     // [0] in libc; its caller found past libc's frames by the scan.
     ASSERT_GE(end->report.symbols.size(), 3u) << end->report.summary;
     EXPECT_EQ("libc.so.6", end->report.modules[0]) << end->report.summary;
+    EXPECT_TRUE(end->report.scanned);
+#ifndef CAPSA_TEST_ASAN
     EXPECT_EQ("capsa_test_give_up", end->report.symbols[1])
         << end->report.summary;
-    EXPECT_TRUE(end->report.scanned);
+#else
+    // ASan calls its runtime right before a noreturn call (abort): that
+    // call's stale frame record is what the scan finds first (the report
+    // says `scanned`); the live chain above it is still reported.
+    bool handler = false;
+    for (auto &sym : end->report.symbols)
+      handler |= sym.find("OnMessage") != std::string::npos;
+    EXPECT_TRUE(handler) << end->report.summary;
+#endif
   }
 }
 
