@@ -143,7 +143,7 @@ typedef enum capsa_host_event_type {
   CAPSA_EV_LOG,              // ev->text (escaped: one printable line of
                              // valid UTF-8, < 1 KiB), ev->status = level
   CAPSA_EV_EXITED,           // ev->status = exit code
-  CAPSA_EV_CRASHED,          // ev->signal
+  CAPSA_EV_CRASHED,          // ev->signal; ev->crash_report
   CAPSA_EV_HUNG,             // missed heartbeat; killed
   CAPSA_EV_BAD_MESSAGE,      // ev->text = reason; killed, never restarted
   CAPSA_EV_SANDBOX_REFUSED,  // ev->text = what failed; killed
@@ -158,8 +158,47 @@ typedef enum capsa_host_event_type {
   // abort() (glibc's "stack smashing detected", assert...): SIGABRT, or,
   // for a renderer that is pid 1 of its pid namespace (where SIGABRT's
   // default action is ignored), the zygote's handler's exit code.
-  CAPSA_EV_ABORTED,
+  CAPSA_EV_ABORTED,  // ev->crash_report
 } capsa_host_event_type_t;
+
+// How a renderer crashed (CRASHED, ABORTED), from its own fatal-signal
+// handler: installed in every renderer at its fork from the zygote, before
+// capability mode, it writes a fixed-size record to the renderer's stderr
+// pipe and lets the signal end the process. The host symbolises the frames
+// with the symbol tables of the image the renderer runs (the file the zygote
+// execs) and of the libraries the host itself has loaded by the same name.
+// The renderer's word: a compromised renderer can forge its own report and
+// nothing else. ev->signal (from waitid) is authoritative; a report is
+// attached only when its signal agrees, else ev->crash_report is NULL (as
+// when the renderer died before writing one, or reset the handler).
+// Owned by the host: valid during the callback only; copy what you keep.
+typedef struct capsa_crash_frame {
+  uintptr_t pc;             // in the renderer's address space
+  const char *module;       // file name, escaped ("": the image), or NULL
+  uintptr_t module_offset;  // pc - that module's load bias
+  const char *symbol;       // the function (not demangled), or NULL
+  uintptr_t symbol_offset;  // pc - the function's start
+} capsa_crash_frame_t;
+
+typedef struct capsa_crash_report {
+  int signal;             // the same as ev->signal
+  int code;               // si_code
+  const char *code_name;  // "FPE_INTDIV", "SEGV_MAPERR", "SI_TKILL"...
+  uintptr_t address;      // si_addr for a fault; 0 for abort(), kill
+  // The crashing thread: [0] where it stopped, then return addresses
+  // (frame-pointer walk: code built without frame pointers is skipped; a
+  // thread other than the renderer's first: [0] only).
+  const capsa_crash_frame_t *frames;
+  unsigned nframes;
+  bool truncated;  // more frames than recorded (48)
+  // [0] is in code without frame pointers (libc's abort, memcpy): [1] on
+  // were found by scanning its stack for a frame record, which can skip a
+  // caller or, rarely, start at a stale one.
+  bool scanned;
+  // One line: "SIGFPE (FPE_INTDIV) at 0x5581... in layout_line+0x1c <-
+  // paint+0x40 <- ...", escaped.
+  const char *summary;
+} capsa_crash_report_t;
 
 // What the host saw from outside (/proc) before serving a renderer.
 typedef struct capsa_renderer_check {
@@ -185,10 +224,11 @@ typedef struct capsa_host_event {
   capsa_renderer_t *renderer;
   int status;
   int signal;
-  const char *text;                       // borrowed, valid during callback
-  capsa_msg_t *msg;                       // MESSAGE; as in ipc/uv_channel.h
-  const capsa_sandbox_report_t *sandbox;  // READY: the renderer's own claim
-  const capsa_renderer_check_t *check;    // READY, SANDBOX_REFUSED
+  const char *text;                          // borrowed, valid during callback
+  capsa_msg_t *msg;                          // MESSAGE; as in ipc/uv_channel.h
+  const capsa_sandbox_report_t *sandbox;     // READY: the renderer's own claim
+  const capsa_renderer_check_t *check;       // READY, SANDBOX_REFUSED
+  const capsa_crash_report_t *crash_report;  // CRASHED, ABORTED; or NULL
 } capsa_host_event_t;
 
 typedef void (*capsa_host_event_cb)(capsa_host_t *host,

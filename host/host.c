@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "host/crash_report.h"
 #include "host/fork_guard.h"
 #include "host/host_internal.h"
 #include "host/kind_registry.h"
@@ -392,6 +393,23 @@ static const char *limit_reached(struct capsa_host_renderer *r) {
   return what;
 }
 
+// CRASHED / ABORTED with the renderer's crash report when it wrote one
+// for this signal (host/crash_report.h), symbolised with the image the
+// zygote execs (the host's own running image for a forked zygote).
+static void emit_crash(struct capsa_host_renderer *r,
+                       capsa_host_event_type_t type, int status, int sig,
+                       const char *text) {
+  capsa_host_event_t ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = type;
+  ev.status = status;
+  ev.signal = sig;
+  ev.text = text;
+  int image = r->h->exe_fd >= 0 ? r->h->exe_fd : capsa__exe_fd();
+  ev.crash_report = capsa__crash_report(r->crash, sig, image);
+  capsa__emit(r, &ev);
+}
+
 // Reports how the renderer ended (unless we killed it: that was reported
 // then) and closes everything. Once per incarnation.
 static void finish_exit(struct capsa_host_renderer *r) {
@@ -415,8 +433,8 @@ static void finish_exit(struct capsa_host_renderer *r) {
                   "cpu time (RLIMIT_CPU)");
     } else if (si->si_code == CLD_EXITED &&
                si->si_status == CAPSA__EXIT_ABORTED && pid1) {
-      emit_simple(r, CAPSA_EV_ABORTED, si->si_status, SIGABRT,
-                  "abort() (SIGABRT, caught as pid 1 of its namespace)");
+      emit_crash(r, CAPSA_EV_ABORTED, si->si_status, SIGABRT,
+                 "abort() (SIGABRT, caught as pid 1 of its namespace)");
     } else if (si->si_code == CLD_EXITED && si->si_status == 0 &&
                r->shutdown_asked) {
       emit_simple(r, CAPSA_EV_SHUTDOWN, 0, 0, NULL);
@@ -424,7 +442,7 @@ static void finish_exit(struct capsa_host_renderer *r) {
       emit_simple(r, CAPSA_EV_EXITED, si->si_status, 0, NULL);
       if (si->si_status == 0) r->no_restart = true;
     } else if (si->si_status == SIGABRT) {
-      emit_simple(r, CAPSA_EV_ABORTED, 0, SIGABRT, "abort() (SIGABRT)");
+      emit_crash(r, CAPSA_EV_ABORTED, 0, SIGABRT, "abort() (SIGABRT)");
     } else if (si->si_status == SIGXCPU) {
       // RLIMIT_CPU: the soft limit's SIGXCPU (the hard limit is one second
       // later, see host/zygote.c).
@@ -433,7 +451,7 @@ static void finish_exit(struct capsa_host_renderer *r) {
       char what[64];
       snprintf(what, sizeof what, "signal %d (%s)", si->si_status,
                sigabbrev_np(si->si_status) ? sigabbrev_np(si->si_status) : "?");
-      emit_simple(r, CAPSA_EV_CRASHED, 0, si->si_status, what);
+      emit_crash(r, CAPSA_EV_CRASHED, 0, si->si_status, what);
     }
   }
   teardown(r);

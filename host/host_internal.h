@@ -87,6 +87,9 @@ struct capsa_host_renderer {
   bool err_reading;
   size_t err_len;
   char err_line[CAPSA__STDERR_LINE];
+  // A crash record being read from it, and the last one (host/crash_report.h);
+  // NULL until its stderr starts one.
+  struct capsa__crash_rx *crash;
   // Sees every event of this handle before the embedder's callback (a
   // worker pool, host/pool.c); NULL: none.
   void (*observer)(struct capsa_host_renderer *r, const capsa_host_event_t *ev,

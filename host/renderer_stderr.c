@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "host/crash_record.h"
+#include "host/crash_report.h"
 #include "host/host_internal.h"
 #include "host/text.h"
 
@@ -39,17 +41,51 @@ static void emit_line(struct capsa_host_renderer *r) {
   capsa__emit(r, &ev);
 }
 
+static void text_byte(struct capsa_host_renderer *r, char c) {
+  if (c == '\n') {
+    emit_line(r);
+    return;
+  }
+  r->err_line[r->err_len++] = c;
+  if (r->err_len == sizeof r->err_line) emit_line(r);
+}
+
 // Splits what was read into lines; a line longer than the buffer is passed
-// on in pieces of CAPSA__STDERR_LINE bytes.
+// on in pieces of CAPSA__STDERR_LINE bytes. A crash record (its magic at a
+// line's start, host/crash_record.h) is taken out of the stream: its bytes
+// are charged to the LOG budget as a line's are, so records cannot carry a
+// flood past it.
 static void take(struct capsa_host_renderer *r, const char *buf, size_t n) {
   for (size_t i = 0; i < n && !r->kill_reason; i++) {
-    if (buf[i] == '\n') {
-      emit_line(r);
+    char c = buf[i];
+    if (!capsa__crash_rx_busy(r->crash) &&
+        !(r->err_len == 0 && c == CAPSA__CRASH_MAGIC[0])) {
+      text_byte(r, c);
       continue;
     }
-    r->err_line[r->err_len++] = buf[i];
-    if (r->err_len == sizeof r->err_line) emit_line(r);
+    const char *text;
+    size_t len;
+    switch (capsa__crash_rx_byte(&r->crash, c, &text, &len)) {
+      case CAPSA__CRASH_RX_TEXT:
+        for (size_t j = 0; j < len; j++) text_byte(r, text[j]);
+        break;
+      case CAPSA__CRASH_RX_COMPLETE:
+        if (!r->exited)
+          capsa__budget_log_charge(r, sizeof(struct capsa__crash_record),
+                                   uv_now(r->h->loop));
+        break;
+      case CAPSA__CRASH_RX_TAKEN:
+        break;
+    }
   }
+}
+
+// End of what it wrote: a magic cut short was text.
+static void take_eof(struct capsa_host_renderer *r) {
+  const char *text;
+  size_t len;
+  capsa__crash_rx_eof(r->crash, &text, &len);
+  for (size_t j = 0; j < len && !r->kill_reason; j++) text_byte(r, text[j]);
 }
 
 // Reads at most `budget` bytes; returns false at end of file or an error.
@@ -75,6 +111,7 @@ static void on_readable(uv_poll_t *p, int status, int events) {
   struct capsa_host_renderer *r = p->data;
   (void)events;
   if (status < 0 || !read_some(r, READ_PER_EVENT)) {
+    take_eof(r);
     emit_line(r);  // what it wrote last, without a newline
     stop_reading(r);
   }
@@ -103,6 +140,7 @@ int capsa__stderr_start(struct capsa_host_renderer *r, int fd) {
 void capsa__stderr_drain(struct capsa_host_renderer *r) {
   if (r->err_fd < 0) return;
   read_some(r, READ_AT_EXIT);
+  take_eof(r);
   emit_line(r);
   stop_reading(r);
 }
@@ -114,4 +152,5 @@ void capsa__stderr_close(struct capsa_host_renderer *r, uv_close_cb cb) {
   // uv_close has taken the descriptor out of the loop: it may go now.
   if (r->err_fd >= 0) close(r->err_fd);
   r->err_fd = -1;
+  capsa__crash_rx_free(&r->crash);  // its report was this incarnation's
 }

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "host/crash_handler.h"
 #include "host/fd_passing.h"
 #include "host/fork_guard.h"
 #include "host/host_internal.h"
@@ -166,6 +167,10 @@ static void renderer_start(unsigned k, bool pid_ns) {
   if (pid_ns) signal(SIGABRT, on_sigabrt);
   set_limit(RLIMIT_NOFILE, kind->limit_nofile);
   set_limit(RLIMIT_NPROC, kind->limit_nproc);
+  // Crash reports (host/crash_handler.h), for every kind whatever its entry;
+  // after the SIGABRT handler above, which it takes over. Without it the
+  // renderer still runs, its crashes reported without detail.
+  (void)capsa__crash_handler_install(pid_ns);
   // Shared memory under rlimits: no file (memfd) larger than limit_memory /
   // limit_open_files, refused with EFBIG rather than SIGXFSZ (see
   // capsa_kind_options_t limit_memory). Applied under ASan too.
@@ -216,6 +221,7 @@ static int fork_renderer(unsigned k, int chan, struct capsa_ns_child *child,
   capsa_ns_policy_keep_fd(p, ep[1], 2);
   for (unsigned i = 0; i < g_npolicy_fds; i++)
     capsa_ns_policy_keep_fd(p, g_policy_fds[i], g_policy_fds[i]);
+  capsa__crash_handler_prepare();
   int r = capsa_ns_fork(p, child);
   if (r == 0) renderer_start(k, pid_ns);  // child; never returns
   // Freed in the zygote only: a free in the child would write into

@@ -94,6 +94,9 @@ static void on_event(capsa_host_t *host, const capsa_host_event_t *ev) {
     default:
       snprintf(what, sizeof what, "%s%s%s", capsa_host_event_name(ev->type),
                ev->text ? ": " : "", ev->text ? ev->text : "");
+      if (ev->crash_report)
+        snprintf(what, sizeof what, "%s: %s", capsa_host_event_name(ev->type),
+                 ev->crash_report->summary);
       if (ev->type == CAPSA_EV_EXITED)
         snprintf(what, sizeof what, "exited with status %d", ev->status);
       finish(job, -ECHILD, what);
