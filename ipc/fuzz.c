@@ -91,7 +91,8 @@ static int decode(const capsa_interface_t *iface, const input_t *in,
                   uint8_t *copy, void *value) {
   const capsa_imessage_t *m = capsa_iface_message(iface, in->id);
   if (!m || m->c_size > VALUE_MAX) return -ENOENT;
-  size_t len = in->len > CAPSA_IPC_MAX_MESSAGE ? CAPSA_IPC_MAX_MESSAGE : in->len;
+  size_t len =
+      in->len > CAPSA_IPC_MAX_MESSAGE ? CAPSA_IPC_MAX_MESSAGE : in->len;
   if (len) memcpy(copy, in->payload, len);
   return capsa_iface_decode(iface, in->id, copy, len, in->h, in->nh, value,
                             NULL, 0);
@@ -108,8 +109,8 @@ int capsa_fuzz_one(const capsa_interface_t *iface, const uint8_t *data,
   if (decode(iface, &in, copy, value) != 0) return 0;
   // Accepted once, refused now: the runtime's checks disagree with
   // themselves, a bug of capsa's to report.
-  if (capsa_iface_encode(iface, in.id, value, in.h, in.nh, again,
-                         sizeof again, NULL, 0) <= 0)
+  if (capsa_iface_encode(iface, in.id, value, in.h, in.nh, again, sizeof again,
+                         NULL, 0) <= 0)
     __builtin_trap();
   if (handler) handler(in.id, value, in.h, in.nh, arg);
   return 0;
@@ -128,11 +129,16 @@ static uint64_t next(uint64_t *s) {  // xorshift64*
 static uint64_t pick_u(uint64_t *s, uint64_t lo, uint64_t hi) {
   uint64_t span = hi - lo + 1;  // 0: the whole 64-bit range
   switch (next(s) % 8) {
-    case 0: return lo;
-    case 1: return hi;
-    case 2: return lo < hi ? lo + 1 : lo;
-    case 3: return lo < hi ? hi - 1 : hi;
-    default: return span ? lo + next(s) % span : next(s);
+    case 0:
+      return lo;
+    case 1:
+      return hi;
+    case 2:
+      return lo < hi ? lo + 1 : lo;
+    case 3:
+      return lo < hi ? hi - 1 : hi;
+    default:
+      return span ? lo + next(s) % span : next(s);
   }
 }
 
@@ -148,12 +154,20 @@ static bool is_signed(capsa_ifield_type_t t) {
 static void store_int(uint8_t *p, capsa_ifield_type_t t, uint64_t v) {
   switch (t) {
     case CAPSA_IFIELD_I8:
-    case CAPSA_IFIELD_U8: *(uint8_t *)p = (uint8_t)v; break;
+    case CAPSA_IFIELD_U8:
+      *(uint8_t *)p = (uint8_t)v;
+      break;
     case CAPSA_IFIELD_I16:
-    case CAPSA_IFIELD_U16: *(uint16_t *)p = (uint16_t)v; break;
+    case CAPSA_IFIELD_U16:
+      *(uint16_t *)p = (uint16_t)v;
+      break;
     case CAPSA_IFIELD_I32:
-    case CAPSA_IFIELD_U32: *(uint32_t *)p = (uint32_t)v; break;
-    default: *(uint64_t *)p = v; break;
+    case CAPSA_IFIELD_U32:
+      *(uint32_t *)p = (uint32_t)v;
+      break;
+    default:
+      *(uint64_t *)p = v;
+      break;
   }
 }
 
@@ -183,7 +197,9 @@ static void mutate_field(uint64_t *s, const capsa_ifield_t *f, uint8_t *v,
                          bool *fresh_handle) {
   uint8_t *p = v + f->offset;
   switch (f->type) {
-    case CAPSA_IFIELD_BOOL: *(bool *)p = !*(bool *)p; break;
+    case CAPSA_IFIELD_BOOL:
+      *(bool *)p = !*(bool *)p;
+      break;
     case CAPSA_IFIELD_F32:
     case CAPSA_IFIELD_F64: {
       static const double kF[] = {0.0, 1.0, -1.0, 0.5, 1e30, -1e-30};
@@ -266,10 +282,18 @@ static capsa_handle_t declare(uint64_t *s, const capsa_ifield_t *f) {
 // more, or a size past capsa_max_size.
 static void break_handle(uint64_t *s, capsa_handle_t *h) {
   switch (next(s) % 4) {
-    case 0: h->kind = (capsa_handle_kind_t)(1 + (h->kind + next(s) % 2) % 3); break;
-    case 1: h->writable = !h->writable; break;
-    case 2: h->rights.cr_rights[next(s) % 2] |= 1ULL << (next(s) % 57); break;
-    default: h->size = h->size + 1 + next(s) % 4096; break;
+    case 0:
+      h->kind = (capsa_handle_kind_t)(1 + (h->kind + next(s) % 2) % 3);
+      break;
+    case 1:
+      h->writable = !h->writable;
+      break;
+    case 2:
+      h->rights.cr_rights[next(s) % 2] |= 1ULL << (next(s) % 57);
+      break;
+    default:
+      h->size = h->size + 1 + next(s) % 4096;
+      break;
   }
 }
 

@@ -3,16 +3,17 @@
 // generated descriptors (ipc/interface.h), feeding each accepted, decoded
 // message to the embedder's own handler.
 //
-//   // fuzz_convert.c, built from the install in one step:
-//   //   cc fuzz_convert.c convert.capsa.c $(pkg-config --cflags --libs
-//   //      capsa-fuzz) -o fuzz_convert
-//   #include <capsa/fuzz.h>
-//   #include "convert.capsa.h"
+//   // An embedder's harness (docs/interfaces.md, "Fuzzing"): its generated
+//   // interface, its own handler, one macro.
+//   #include "host/examples/convert.capsa.h"
 //   static int handle(uint32_t id, const void *value,
 //                     const capsa_handle_t *handles, uint32_t nhandles,
 //                     void *arg) {
-//     if (id == CAPSA_EXAMPLE_CONVERT_CONVERT) my_convert(value, handles);
-//     return 0;
+//     (void)arg;
+//     if (id != CAPSA_EXAMPLE_CONVERT_CONVERT) return 0;
+//     const capsa_example_convert_convert_t *c = value;
+//     if ((uint32_t)c->input >= nhandles) return -EINVAL;
+//     return c->in_size <= handles[c->input].size ? 0 : -EINVAL;
 //   }
 //   CAPSA_FUZZ_INTERFACE(capsa_example_convert_interface, handle, NULL)
 //
@@ -85,18 +86,18 @@ int capsa_fuzz_write(const capsa_interface_t *iface, uint32_t id,
 #else
 #define CAPSA__FUZZ_EXTERN
 #endif
-#define CAPSA_FUZZ_INTERFACE(iface, handler, arg)                            \
-  CAPSA__FUZZ_EXTERN int LLVMFuzzerTestOneInput(const uint8_t *data,         \
-                                                size_t size);                \
-  CAPSA__FUZZ_EXTERN size_t LLVMFuzzerCustomMutator(                         \
-      uint8_t *data, size_t size, size_t max_size, unsigned int seed);       \
-  CAPSA__FUZZ_EXTERN int LLVMFuzzerTestOneInput(const uint8_t *data,         \
-                                                size_t size) {               \
-    return capsa_fuzz_one(&(iface), data, size, (handler), (arg));           \
-  }                                                                          \
-  CAPSA__FUZZ_EXTERN size_t LLVMFuzzerCustomMutator(                         \
-      uint8_t *data, size_t size, size_t max_size, unsigned int seed) {      \
-    return capsa_fuzz_mutate(&(iface), data, size, max_size, seed);          \
+#define CAPSA_FUZZ_INTERFACE(iface, handler, arg)                       \
+  CAPSA__FUZZ_EXTERN int LLVMFuzzerTestOneInput(const uint8_t *data,    \
+                                                size_t size);           \
+  CAPSA__FUZZ_EXTERN size_t LLVMFuzzerCustomMutator(                    \
+      uint8_t *data, size_t size, size_t max_size, unsigned int seed);  \
+  CAPSA__FUZZ_EXTERN int LLVMFuzzerTestOneInput(const uint8_t *data,    \
+                                                size_t size) {          \
+    return capsa_fuzz_one(&(iface), data, size, (handler), (arg));      \
+  }                                                                     \
+  CAPSA__FUZZ_EXTERN size_t LLVMFuzzerCustomMutator(                    \
+      uint8_t *data, size_t size, size_t max_size, unsigned int seed) { \
+    return capsa_fuzz_mutate(&(iface), data, size, max_size, seed);     \
   }
 
 #ifdef __cplusplus
