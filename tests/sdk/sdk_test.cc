@@ -671,4 +671,43 @@ TEST_F(Sdk, FuzzerFromTheInstallFindsAPlantedHandlerBugAndReplaysIt) {
          secs);
 }
 
+// `capsa-idl --fuzz`: the harness skeleton next to the bindings, one case
+// per message of the schema; it builds with capsa-fuzz's flags as written
+// (-Wall -Wextra -Werror) and runs clean; a second --fuzz leaves the
+// embedder's edited file alone.
+TEST_F(Sdk, IdlFuzzWritesAHarnessSkeletonThatBuildsAndRuns) {
+  std::string out;
+  ASSERT_EQ(0, Sh("command -v flatc && command -v clang", &out))
+      << "flatc and clang (./dev setup)";
+  std::string dir = tmp_.path + "/skel";
+  ASSERT_EQ(0, Sh("mkdir -p " + Q(dir + "/corpus") + " && cp " +
+                      Q(kRoot + "/tests/fuzz/heldout/heldout.fbs") + " " +
+                      Q(dir) + " && cd " + Q(dir) + " && " +
+                      Q(prefix_ + "/bin/capsa-idl") + " --fuzz heldout.fbs .",
+                  &out))
+      << out;
+  std::string skel = ReadFile(dir + "/heldout_fuzz.c");
+  EXPECT_NE(std::string::npos, skel.find("case CAPSA_TEST_HELDOUT_WRITE:"))
+      << skel;
+  EXPECT_NE(std::string::npos, skel.find("case CAPSA_TEST_HELDOUT_FLUSH:"))
+      << skel;
+  EXPECT_NE(std::string::npos,
+            skel.find("CAPSA_FUZZ_INTERFACE(capsa_test_heldout_interface"))
+      << skel;
+  ASSERT_EQ(0, Sh("cd " + Q(dir) +
+                      " && clang -Wall -Wextra -Werror heldout_fuzz.c "
+                      "heldout.capsa.c " +
+                      Pc("--cflags --libs capsa-fuzz") + " -o heldout_fuzz" +
+                      " && timeout 60 ./heldout_fuzz -max_total_time=3 corpus",
+                  &out))
+      << out.substr(out.size() > 4000 ? out.size() - 4000 : 0);
+  std::ofstream(dir + "/heldout_fuzz.c") << "// edited\n";
+  EXPECT_EQ(0, Sh("cd " + Q(dir) + " && " + Q(prefix_ + "/bin/capsa-idl") +
+                      " --fuzz heldout.fbs .",
+                  &out))
+      << out;
+  EXPECT_NE(std::string::npos, out.find("left as it is")) << out;
+  EXPECT_EQ("// edited\n", ReadFile(dir + "/heldout_fuzz.c"));
+}
+
 }  // namespace
