@@ -3,8 +3,8 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <stdbool.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +76,8 @@ void capsa__dump_record(capsa__chan_core_t *c, const uint8_t *buf, size_t n,
   }
   uint8_t head[1 + 2 * CAPSA__DUMP_MAX_HANDLES + 2];
   size_t h = 0;
-  unsigned nh = nfds > CAPSA__DUMP_MAX_HANDLES ? CAPSA__DUMP_MAX_HANDLES
-                                               : (unsigned)nfds;
+  unsigned nh =
+      nfds > CAPSA__DUMP_MAX_HANDLES ? CAPSA__DUMP_MAX_HANDLES : (unsigned)nfds;
   head[h++] = (uint8_t)nh;
   for (unsigned i = 0; i < nh; i++) {
     struct stat st;

@@ -38,8 +38,8 @@ enum {
   CAPSA__DUMP_SHM_UNSEALED = 2,  // memfd without seals; other files
   CAPSA__DUMP_PIPE_READ = 3,
   CAPSA__DUMP_PIPE_WRITE = 4,
-  CAPSA__DUMP_CHANNEL = 5,  // SOCK_SEQPACKET
-  CAPSA__DUMP_STREAM = 6,   // any other socket
+  CAPSA__DUMP_CHANNEL = 5,     // SOCK_SEQPACKET
+  CAPSA__DUMP_STREAM = 6,      // any other socket
   CAPSA__DUMP_SHM_FROZEN = 7,  // memfd, F_SEAL_WRITE
   CAPSA__DUMP_KINDS = 8,
 };

@@ -55,7 +55,9 @@ std::vector<uint8_t> Slurp(const std::string &path) {
   return b;
 }
 
-int Ignore(capsa_rloop_t *, capsa_msg_t *) { return 0; }
+int Ignore(capsa_rloop_t *, capsa_msg_t *) {
+  return 0;
+}
 
 // Runs a receiving loop as `peer` over everything `send` wrote to the other
 // end, to end of stream or the first refusal.
@@ -138,7 +140,8 @@ TEST_F(IpcDump, HostSideRecordsEveryRecordInOrderWithItsDescriptors) {
   Receive(CAPSA_PEER_RENDERER, sp_[0]);
   std::vector<std::string> files = dir_.Files();
   ASSERT_EQ(1u, files.size());
-  EXPECT_NE(std::string::npos, files[0].find("/ipc-" + std::to_string(getpid())));
+  EXPECT_NE(std::string::npos,
+            files[0].find("/ipc-" + std::to_string(getpid())));
   std::vector<uint8_t> want = {CAPSA__DUMP_AUTO_HELLO};  // HELLO left out
   Append(&want, log_b, {});
   Append(&want, ping_b,
