@@ -247,7 +247,8 @@ static void mutate_field(uint64_t *s, const capsa_ifield_t *f, uint8_t *v,
   }
 }
 
-// The schema's defaults, handles absent (required ones added below).
+// The schema's defaults, handles absent (required ones added below),
+// required strings empty.
 static void defaults(const capsa_imessage_t *m, uint8_t *v) {
   memset(v, 0, m->c_size);
   for (uint32_t i = 0; i < m->nfields; i++) {
@@ -261,7 +262,9 @@ static void defaults(const capsa_imessage_t *m, uint8_t *v) {
       *(double *)p = f->fdef;
     else if (f->type == CAPSA_IFIELD_BOOL)
       *(bool *)p = f->def != 0;
-    else if (f->type != CAPSA_IFIELD_STRING && f->type != CAPSA_IFIELD_BYTES)
+    else if (f->type == CAPSA_IFIELD_STRING)
+      *(const char **)p = f->required ? "" : NULL;  // present, if it must be
+    else if (f->type != CAPSA_IFIELD_BYTES)
       store_int(p, f->type, (uint64_t)f->def);
   }
 }
