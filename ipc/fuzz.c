@@ -4,8 +4,13 @@
 #include "ipc/fuzz.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "ipc/message.h"
 
@@ -98,6 +103,38 @@ static int decode(const capsa_interface_t *iface, const input_t *in,
                             NULL, 0);
 }
 
+// A descriptor for declaration `h` (ipc/fuzz.h, capsa_fuzz_handler_fn), or
+// -1 when the kernel refused one (the handler then sees fd -1).
+static int make_fd(const capsa_handle_t *h) {
+  if (h->kind == CAPSA_HANDLE_CHANNEL) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+      return -1;
+    close(sv[1]);
+    return sv[0];
+  }
+  int fd = memfd_create("capsa-fuzz", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd < 0) return -1;
+  // Sparse: a declared 64 MiB costs nothing until the handler touches it.
+  if (ftruncate(fd, (off_t)h->size) < 0) {
+    close(fd);
+    return -1;
+  }
+  unsigned seals = F_SEAL_SHRINK | F_SEAL_GROW;
+  if (!h->writable) seals |= F_SEAL_WRITE;
+  fcntl(fd, F_ADD_SEALS, seals | F_SEAL_SEAL);
+  if (h->kind == CAPSA_HANDLE_FILE) {  // a regular file, opened read-only
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    int ro = open(path, O_RDONLY | O_CLOEXEC);
+    if (ro >= 0) {
+      close(fd);
+      fd = ro;
+    }
+  }
+  return fd;
+}
+
 int capsa_fuzz_one(const capsa_interface_t *iface, const uint8_t *data,
                    size_t size, capsa_fuzz_handler_fn handler, void *arg) {
   _Alignas(16) static uint8_t value[VALUE_MAX];
@@ -112,7 +149,11 @@ int capsa_fuzz_one(const capsa_interface_t *iface, const uint8_t *data,
   if (capsa_iface_encode(iface, in.id, value, in.h, in.nh, again, sizeof again,
                          NULL, 0) <= 0)
     __builtin_trap();
-  if (handler) handler(in.id, value, in.h, in.nh, arg);
+  if (!handler) return 0;
+  for (uint32_t i = 0; i < in.nh; i++) in.h[i].fd = make_fd(&in.h[i]);
+  handler(in.id, value, in.h, in.nh, arg);
+  for (uint32_t i = 0; i < in.nh; i++)
+    if (in.h[i].fd >= 0) close(in.h[i].fd);
   return 0;
 }
 

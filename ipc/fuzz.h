@@ -49,9 +49,12 @@ extern "C" {
 
 // The embedder's handler: called with each message the schema accepted,
 // decoded (`value`: the generated struct of message `id`, borrowed for the
-// call; `handles`: its declarations, fd -1: no descriptor travels in a
-// fuzz input). Its return value is ignored; a bug is a crash or a
-// sanitizer report, which libFuzzer saves as a reproducer.
+// call; `handles`: its declarations, each with a real descriptor of its
+// kind made for the call and closed after it: shm and file, a memfd of the
+// declared size, sealed against writes unless declared writable (a file
+// reopened read-only); channel, one end of a SEQPACKET socketpair). Its
+// return value is ignored; a bug is a crash or a sanitizer report, which
+// libFuzzer saves as a reproducer.
 typedef int (*capsa_fuzz_handler_fn)(uint32_t id, const void *value,
                                      const capsa_handle_t *handles,
                                      uint32_t nhandles, void *arg);

@@ -6,9 +6,12 @@
 // deliberately refused ones; capsa_fuzz_one must hand exactly what was
 // written to the handler.
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <set>
 #include <vector>
@@ -30,8 +33,8 @@ struct Seen {
   std::set<int32_t> status;
 };
 
-int Record(uint32_t id, const void *value, const capsa_handle_t *h,
-           uint32_t nh, void *arg) {
+int Record(uint32_t id, const void *value, const capsa_handle_t *h, uint32_t nh,
+           void *arg) {
   Seen *s = static_cast<Seen *>(arg);
   s->accepted++;
   s->ids.insert(id);
@@ -44,7 +47,13 @@ int Record(uint32_t id, const void *value, const capsa_handle_t *h,
     if (d->frame >= 0 && (uint32_t)d->frame < nh) {
       const capsa_handle_t &f = h[d->frame];
       EXPECT_EQ(CAPSA_HANDLE_SHM, f.kind);
-      EXPECT_EQ(-1, f.fd);
+      // A real descriptor as declared: a memfd of the size, write-sealed
+      // unless writable.
+      struct stat st;
+      EXPECT_EQ(0, fstat(f.fd, &st));
+      EXPECT_EQ((off_t)f.size, st.st_size);
+      int seals = fcntl(f.fd, F_GET_SEALS);
+      EXPECT_EQ(!f.writable, (seals & F_SEAL_WRITE) != 0) << seals;
       if (f.writable) s->frame_writable = true;
       if (f.size == 67108864) s->frame_at_max = true;
     }
@@ -65,11 +74,16 @@ TEST(FuzzMutator, ReachesEveryMessageAndTheEdgesOfTheSchema) {
   size_t size = 0;
   Seen seen;
   const unsigned kRounds = 4000;
+  int lowest = dup(0);  // the lowest free number: grows if one leaked
+  close(lowest);
   for (unsigned i = 0; i < kRounds; i++) {
     size = capsa_fuzz_mutate(iface, buf.data(), size, buf.size(), i);
     ASSERT_LE(size, buf.size());
     EXPECT_EQ(0, capsa_fuzz_one(iface, buf.data(), size, Record, &seen));
   }
+  int now = dup(0);
+  close(now);
+  EXPECT_EQ(lowest, now) << "a handle's descriptor was not closed";
   printf("[ fuzz ] %u of %u mutations accepted by the schema\n", seen.accepted,
          kRounds);
   // Most are accepted; the rest are the deliberate out-of-schema ones.
@@ -103,8 +117,8 @@ TEST(FuzzMutator, WriteThenOneHandsTheSameMessageToTheHandler) {
     capsa_test_thumbnail_progress_t v;
     std::string note;
   } got;
-  auto cb = [](uint32_t id, const void *value, const capsa_handle_t *,
-               uint32_t, void *arg) {
+  auto cb = [](uint32_t id, const void *value, const capsa_handle_t *, uint32_t,
+               void *arg) {
     Got *g = static_cast<Got *>(arg);
     g->id = id;
     g->v = *static_cast<const capsa_test_thumbnail_progress_t *>(value);
