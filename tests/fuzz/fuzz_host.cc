@@ -17,14 +17,22 @@
 // renderer handle CLOSED, and no descriptor of the host leaked.
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <uv.h>
+
+#include <atomic>
+
+static_assert(sizeof(std::atomic<int>) == sizeof(int) &&
+                  std::atomic<int>::is_always_lock_free,
+              "the futex word is the atomic's int");
 
 #include "host/capsa_host.h"
 #include "ipc/codec.h"
@@ -39,6 +47,9 @@ namespace {
 // The input as the renderer reads it: shared with every process the
 // zygote forks, written by the host before each spawn.
 struct SharedInput {
+  // The renderer this input is for (0: none yet): a spare forked ahead
+  // waits for its pid here, on a futex, before it reads anything.
+  std::atomic<int> target;
   size_t len;
   uint8_t data[1 << 20];
 };
@@ -136,7 +147,21 @@ void SendHello(int chan, const capsa_sandbox_report_t *sandbox) {
   if (n > 0) SendRecord(chan, buf, (size_t)n, nullptr, 0);
 }
 
+// Waits (at most 60 s) until the host names this process as the input's.
+bool WaitForInput() {
+  pid_t self = getpid();
+  for (int i = 0; i < 600; i++) {
+    int t = g_in->target.load();
+    if (t == self) return true;
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    syscall(SYS_futex, reinterpret_cast<int *>(&g_in->target), FUTEX_WAIT, t,
+            &ts, nullptr, 0);
+  }
+  return false;
+}
+
 int FuzzRenderer(int chan, const capsa_sandbox_report_t *sandbox, void *) {
+  if (!WaitForInput()) return 0;
   const uint8_t *p = g_in->data;
   size_t n = g_in->len;
   if (n == 0) return 0;
@@ -228,9 +253,12 @@ void Setup() {
   k.max_restarts = 0;    // one renderer per input
   k.host_share_percent = 100;
   // No pid namespace per renderer: its clone costs a third of a spawn,
-  // and nothing of the receive path depends on it. No spare either: a
-  // spare would read the input before the host wrote it.
+  // and nothing of the receive path depends on it; and the renderer knows
+  // its input by its pid, which is then the host's view of it.
   k.pid_namespace = false;
+  // The next renderer is forked (and enters capability mode) while this
+  // input runs; it waits for its pid in g_in->target before reading.
+  k.keep_spare = true;
   // RLIMIT_AS and ASan's shadow do not mix; the limit is not under test.
   k.limit_memory = CAPSA_LIMIT_NONE;
   if (capsa_host_define_kind(&g_host, &k) < 0) abort();
@@ -257,7 +285,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fprintf(stderr, "fuzz_host: capsa_host_spawn: %s\n", strerror(-err));
     abort();
   }
+  g_in->target.store((int)capsa_renderer_pid(g_current));
+  syscall(SYS_futex, reinterpret_cast<int *>(&g_in->target), FUTEX_WAKE,
+          INT32_MAX, nullptr, nullptr, 0);
   while (!g_closed) uv_run(&g_loop, UV_RUN_ONCE);
+  // No stale pid: a later spare given the same number must not take it.
+  g_in->target.store(0);
   if (LowestFree() != before) {
     fprintf(stderr, "fuzz_host: a descriptor leaked (%d, was %d)\n",
             LowestFree(), before);
