@@ -4,8 +4,9 @@
 //
 // The host is the real one, started once: a forked zygote forks a renderer
 // per input, in capability mode, and that renderer is this file's
-// FuzzRenderer. It reads the input from a MAP_SHARED page the zygote
-// inherited (the host writes it before each spawn) and sends it, record by
+// FuzzRenderer (forked ahead as the kind's spare). Once the host has
+// written the input to a MAP_SHARED page the zygote inherited and named the
+// renderer's pid as its target, the renderer reads it and sends it, record by
 // record, as raw channel messages with the descriptors each record asks for
 // (memfds of chosen sizes and seals, pipes, socketpairs) attached as
 // SCM_RIGHTS; then it exits. The host drains what was sent and ends the
@@ -13,7 +14,7 @@
 // tests/fuzz/fuzz_host.h.
 //
 // What must hold whatever arrives: no crash (ASan), no hang (each input is
-// bounded: the host kills a renderer that exits without closing), every
+// bounded: the renderer exits after its last record), every
 // renderer handle CLOSED, and no descriptor of the host leaked.
 #include <errno.h>
 #include <fcntl.h>
