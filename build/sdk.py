@@ -40,6 +40,7 @@ HEADERS = {
     "renderer/runtime.h": "capsa/renderer.h",
     "ipc/message.h": "capsa/message.h",
     "ipc/interface.h": "capsa/interface.h",
+    "ipc/fuzz.h": "capsa/fuzz.h",
     "ipc/uv_channel.h": "capsa/channel.h",
     "ipc/loop.h": "capsa/channel_loop.h",
     "ipc/fastpath.h": "capsa/fastpath.h",

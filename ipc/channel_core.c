@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ipc/ipc_dump.h"
+
 uint64_t capsa__now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -77,6 +79,7 @@ void capsa__core_free(capsa__chan_core_t *c) {
   free(c->tx);
   free(c->itx);
   capsa__inflight_free(&c->inflight);
+  capsa__dump_close(c);
   if (c->fd >= 0) close(c->fd);
   free(c);
 }

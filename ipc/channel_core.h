@@ -100,6 +100,10 @@ typedef struct capsa__chan_core {
   const capsa_interface_t *ifaces[CAPSA_IFACE_MAX_PER_CHANNEL];
   unsigned nifaces;
   uint8_t *itx;  // interface payload scratch, allocated on first use
+  // CAPSA_IPC_DUMP (ipc/ipc_dump.h): 0 not yet known, 1 recording to
+  // dump_fd, -1 not recording.
+  int dump_state;
+  int dump_fd;
 } capsa__chan_core_t;
 
 // What capsa__core_recv delivers.

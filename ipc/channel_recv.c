@@ -9,6 +9,7 @@
 #include "ipc/channel_core.h"
 #include "ipc/codec.h"
 #include "ipc/handle.h"
+#include "ipc/ipc_dump.h"
 #include "ipc/reason.h"
 #include "sandbox/rights.h"
 
@@ -77,6 +78,8 @@ static int read_socket(capsa__chan_core_t *c) {
       foreign_cmsg = 1;
     }
   }
+  // Recorded as it came, before any check (CAPSA_IPC_DUMP).
+  if (n > 0) capsa__dump_record(c, s->buf, (size_t)n, fds, nfds);
   int err = 0;
   if (mh.msg_flags & MSG_CTRUNC)
     err = capsa__bad(c->reason, sizeof c->reason,

@@ -1,8 +1,12 @@
 // Writes a seed corpus of real messages for the fuzzers:
-//   make_corpus DIR   ->  DIR/fuzz_decode/*, DIR/fuzz_channel/*
-// Every message type as encoded by the codec, and channel inputs (see
+//   make_corpus DIR   ->  DIR/fuzz_decode/*, DIR/fuzz_channel/*,
+//                         DIR/fuzz_host/*, DIR/fuzz_interface/*,
+//                         DIR/fuzz_convert/*, DIR/fuzz_ring/*
+// Every message type as encoded by the codec, channel inputs (see
 // fuzz_channel.h) with the handles each message kind carries, right and
-// wrong descriptors attached.
+// wrong descriptors attached, host inputs (fuzz_host.h: a renderer's
+// messages after its HELLO, with memfds, pipes and sockets), each message
+// of the interfaces the interface fuzzers take, and ring words.
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,8 +15,13 @@
 #include <string>
 #include <vector>
 
+#include "host/examples/convert.capsa.h"
 #include "ipc/codec.h"
+#include "ipc/interface.h"
+#include "ipc/ring.h"
 #include "tests/fuzz/fuzz_channel.h"
+#include "tests/fuzz/fuzz_host.h"
+#include "tests/ipc/interfaces/thumbnail.capsa.h"
 #include "tests/ipc/ipc_test_util.h"
 
 namespace {
@@ -52,6 +61,68 @@ void Record(std::vector<uint8_t> *in, uint8_t mask, const capsa_msg_t &m) {
 capsa_msg_t WithSeq(capsa_msg_t m, uint64_t seq) {
   m.seq = seq;
   return m;
+}
+
+// A fuzz_host record: `handles` as (FuzzHostHandle, size / 256) pairs.
+void HostRecord(std::vector<uint8_t> *in,
+                const std::vector<std::pair<uint8_t, uint8_t>> &handles,
+                const std::vector<uint8_t> &b) {
+  in->push_back((uint8_t)handles.size());
+  for (const auto &h : handles) {
+    in->push_back(h.first);
+    in->push_back(h.second);
+  }
+  in->push_back((uint8_t)(b.size() & 0xff));
+  in->push_back((uint8_t)(b.size() >> 8));
+  in->insert(in->end(), b.begin(), b.end());
+}
+
+// An interface message as the channel sends it: the generated encoder's
+// payload in an INTERFACE envelope (index: the place in the HELLO list).
+std::vector<uint8_t> IfaceWire(const capsa_interface_t *iface, uint32_t index,
+                               uint32_t id, const void *value,
+                               const capsa_handle_t *h, uint32_t nh,
+                               uint64_t seq) {
+  alignas(8) static uint8_t payload[CAPSA_IPC_MAX_MESSAGE];
+  char why[CAPSA_IPC_REASON_MAX] = "";
+  int n = capsa_iface_encode(iface, id, value, h, nh, payload, sizeof payload,
+                             why, sizeof why);
+  if (n <= 0) {
+    fprintf(stderr, "make_corpus: cannot encode %s #%u: %s\n", iface->name, id,
+            why);
+    return {};
+  }
+  capsa_msg_t wire;
+  capsa_msg_init(&wire, CAPSA_MSG_INTERFACE);
+  wire.seq = seq;
+  wire.u.iface.index = index;
+  wire.u.iface.id = id;
+  wire.u.iface.payload = {payload, (size_t)n};
+  for (uint32_t i = 0; i < nh; i++) wire.handles[i] = h[i];
+  wire.handle_count = nh;
+  return Encoded(wire);
+}
+
+// An interface fuzzer's input (tests/fuzz/interface_fuzzer.cc): message id
+// byte, handle-declaration byte, then the generated encoder's payload of
+// the message's default value.
+void InterfaceCorpus(const std::string &dir, const capsa_interface_t *iface,
+                     int *written) {
+  mkdir(dir.c_str(), 0755);
+  alignas(16) static uint8_t value[CAPSA_IFACE_MAX_FIELDS * 16];
+  alignas(8) static uint8_t payload[CAPSA_IPC_MAX_MESSAGE];
+  for (uint32_t id = 1; id <= iface->nmessages; id++) {
+    memset(value, 0, sizeof value);
+    char why[CAPSA_IPC_REASON_MAX] = "";
+    int n = capsa_iface_encode(iface, id, value, nullptr, 0, payload,
+                               sizeof payload, why, sizeof why);
+    // A message with a required handle or field cannot encode empty: its
+    // seed is the bare header, libFuzzer grows it.
+    std::vector<uint8_t> in = {(uint8_t)(id - 1), 0};
+    if (n > 0) in.insert(in.end(), payload, payload + n);
+    if (Write(dir + "/" + capsa_iface_message(iface, id)->name, in))
+      (*written)++;
+  }
 }
 
 }  // namespace
@@ -133,6 +204,102 @@ int main(int argc, char **argv) {
   }
   for (const Input &in : inputs) {
     if (!Write(chan + "/" + in.name, in.bytes)) return 1;
+    written++;
+  }
+
+  // fuzz_host: the renderer's HELLO is the harness's (kFuzzHostAutoHello),
+  // then messages from seq 2 on, as a renderer sends them.
+  std::string host = dir + "/fuzz_host";
+  mkdir(host.c_str(), 0755);
+  std::vector<Input> hin;
+  for (capsa_msg_type_t t : ipc_test::CoreTypes()) {
+    if (t == CAPSA_MSG_HELLO) continue;
+    Input in{capsa_msg_type_name(t), {kFuzzHostAutoHello}};
+    std::vector<std::pair<uint8_t, uint8_t>> h;
+    if (t == CAPSA_MSG_OPEN_CHANNEL) h.push_back({kFuzzHostChannel, 0});
+    HostRecord(&in.bytes, h, Encoded(WithSeq(ipc_test::Sample(t), 2)));
+    hin.push_back(in);
+  }
+  {
+    // The handshake itself from the input: the harness's pid is not this
+    // one, so the host refuses it (a path to keep covered).
+    Input in{"own_hello", {0}};
+    HostRecord(&in.bytes, {}, Encoded(hello));
+    hin.push_back(in);
+  }
+  {
+    // A long valid session: logs, pings and progress events.
+    Input in{"session", {kFuzzHostAutoHello}};
+    capsa_test_thumbnail_progress_t p;
+    capsa_test_thumbnail_progress_init(&p);
+    p.percent = 50;
+    p.note = "half";
+    uint64_t seq = 2;
+    for (int i = 0; i < 4; i++) {
+      HostRecord(&in.bytes, {},
+                 Encoded(WithSeq(ipc_test::Sample(CAPSA_MSG_LOG), seq++)));
+      HostRecord(
+          &in.bytes, {},
+          IfaceWire(&capsa_test_thumbnail_interface, 0,
+                    CAPSA_TEST_THUMBNAIL_PROGRESS, &p, nullptr, 0, seq++));
+    }
+    hin.push_back(in);
+  }
+  // The carrier's Give (renderer -> host) with one read-only region
+  // declared; the descriptor attached is each kind the harness makes, so
+  // the host's handle checks see right and wrong ones.
+  static const struct {
+    const char *name;
+    uint8_t kind;
+  } kGive[] = {{"give_region", kFuzzHostShmFrozen},
+               {"give_future_sealed", kFuzzHostShmReadOnly},
+               {"give_writable", kFuzzHostShmShared},
+               {"give_unsealed", kFuzzHostShmUnsealed},
+               {"give_pipe", kFuzzHostPipeRead},
+               {"give_socket", kFuzzHostStream}};
+  for (const auto &g : kGive) {
+    capsa_test_carrier_give_t v;
+    capsa_test_carrier_give_init(&v);
+    v.region = 0;
+    capsa_handle_t h;
+    memset(&h, 0, sizeof h);
+    h.fd = -1;
+    h.kind = CAPSA_HANDLE_SHM;
+    h.rights = rr;
+    h.size = 4096;
+    Input in{g.name, {kFuzzHostAutoHello}};
+    HostRecord(&in.bytes, {{g.kind, 16}},
+               IfaceWire(&capsa_test_carrier_interface, 1,
+                         CAPSA_TEST_CARRIER_GIVE, &v, &h, 1, 2));
+    hin.push_back(in);
+  }
+  for (const Input &in : hin) {
+    if (!Write(host + "/" + in.name, in.bytes)) return 1;
+    written++;
+  }
+
+  InterfaceCorpus(dir + "/fuzz_interface", &capsa_test_thumbnail_interface,
+                  &written);
+  InterfaceCorpus(dir + "/fuzz_convert", &capsa_example_convert_interface,
+                  &written);
+
+  // fuzz_ring: tail, head and start (u32 each) then data-area bytes: an
+  // empty ring, one with a record, one wrapped.
+  std::string ring = dir + "/fuzz_ring";
+  mkdir(ring.c_str(), 0755);
+  static const struct {
+    const char *name;
+    uint32_t words[3];
+  } kRings[] = {{"empty", {0, 0, 0}},
+                {"one_record", {0, 16, 0}},
+                {"wrapped", {4000, 96, 4000}}};
+  for (const auto &r : kRings) {
+    std::vector<uint8_t> b((const uint8_t *)r.words,
+                           (const uint8_t *)r.words + sizeof r.words);
+    uint32_t len = 8;
+    b.insert(b.end(), (const uint8_t *)&len, (const uint8_t *)&len + 4);
+    b.insert(b.end(), {'r', 'e', 'c', 'o', 'r', 'd', '!', '!'});
+    if (!Write(ring + "/" + r.name, b)) return 1;
     written++;
   }
   printf("make_corpus: %d inputs in %s\n", written, dir.c_str());

@@ -1,0 +1,64 @@
+// CAPSA_IPC_DUMP=DIR: the host's side of every channel to a renderer
+// records what arrives, in arrival order, each record with the kinds and
+// sizes of the descriptors attached, as an input of the fuzz_host harness
+// (tests/fuzz/fuzz_host.h): real traffic becomes a corpus, and a campaign's
+// failure (`capsa fuzz`) leaves the exact messages that led to it. One file
+// per channel, DIR/ipc-<pid>-<n>.in, written as records arrive (before any
+// check), so a crash of the host still leaves them. The renderer's HELLO
+// is left out and the file says "HELLO made by the replayer" instead: a
+// recorded HELLO names a pid and a sandbox that are not the replayer's.
+//
+// Layout (version 1, fuzz_host.h says the same):
+//   u8 flags (CAPSA__DUMP_AUTO_HELLO), then per record:
+//   u8 handle count (0-3; a record with more keeps its first three),
+//   per handle u8 kind (CAPSA__DUMP_*), u8 size / 256 (at most 255),
+//   u16 length (little endian; at most 65535), the record's bytes.
+//
+// Internal (capsa__): the variable is read in the host process only.
+#ifndef CAPSA_IPC_IPC_DUMP_H_
+#define CAPSA_IPC_IPC_DUMP_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipc/channel_core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CAPSA__DUMP_AUTO_HELLO 1u
+#define CAPSA__DUMP_MAX_HANDLES 3
+
+// Descriptor kinds of a record (a regular file or directory, which no
+// replaying renderer can open, is recorded as an unsealed memfd).
+enum {
+  CAPSA__DUMP_SHM_READONLY = 0,  // memfd, F_SEAL_FUTURE_WRITE
+  CAPSA__DUMP_SHM_SHARED = 1,    // memfd, size sealed, writable
+  CAPSA__DUMP_SHM_UNSEALED = 2,  // memfd without seals; other files
+  CAPSA__DUMP_PIPE_READ = 3,
+  CAPSA__DUMP_PIPE_WRITE = 4,
+  CAPSA__DUMP_CHANNEL = 5,     // SOCK_SEQPACKET
+  CAPSA__DUMP_STREAM = 6,      // any other socket
+  CAPSA__DUMP_SHM_FROZEN = 7,  // memfd, F_SEAL_WRITE
+  CAPSA__DUMP_KINDS = 8,
+};
+
+// The kind of descriptor `fd` (borrowed), as above.
+unsigned capsa__dump_kind(int fd);
+
+// Appends one received record (`buf`, `n` bytes; `fds`, borrowed) of `c`
+// when CAPSA_IPC_DUMP is set and `c` is a host's channel to a renderer;
+// opens the channel's file at its first record. Never fails the channel: a
+// write that fails stops that channel's dump.
+void capsa__dump_record(capsa__chan_core_t *c, const uint8_t *buf, size_t n,
+                        const int *fds, int nfds);
+
+// Closes `c`'s file, if any.
+void capsa__dump_close(capsa__chan_core_t *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CAPSA_IPC_IPC_DUMP_H_
