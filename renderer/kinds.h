@@ -36,6 +36,13 @@ extern const capsa_renderer_handlers_t capsa_gzip_renderer;
 extern const capsa_renderer_handlers_t capsa_page_renderer;
 extern const capsa_renderer_handlers_t capsa_hostile_renderer;
 
+// The page kind's warm-up (CAPSA_RENDERER_WARM_UP, host/kind_registry.h):
+// `fds` are the regular, bold and mono font files (read-only; 0 to 3 of
+// them, in that order), mapped and parsed once in the zygote so that page
+// renderers start without asking the broker for fonts or loading faces.
+// With none given page renderers fetch "font:*" at start, as before.
+int capsa_page_renderer_warm_up(const int *fds, unsigned nfds);
+
 // gzip.fbs Job.op, page.fbs Frame.format.
 enum { CAPSA_GZIP_OP_COMPRESS = 1, CAPSA_GZIP_OP_GUNZIP = 2 };
 enum { CAPSA_PAGE_FORMAT_BGRA8888 = 1, CAPSA_PAGE_FORMAT_RGBA8888 = 2 };

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ipc/frames.h"
@@ -106,7 +108,52 @@ static int draw(capsa_rctx_t *r) {
   return capsa_rctx_send(r, &m);
 }
 
+// Every printable ASCII character in each style the layout uses (body,
+// headings, bold, emphasis, code): measuring it fills the advance caches.
+static const char kWarmText[] =
+    "# !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`{|}~"
+    "abcdefghijklmnopqrstuvwxyz\n\n## !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEF"
+    "GHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz\n\n### ABCXYZabcxyz019\n\n"
+    " !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_{|}~"
+    "abcdefghijklmnopqrstuvwxyz **!\"#$%&'()+,-./0123456789:;<=>?@ABCDEFGHIJ"
+    "KLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz** *!\"#$%&'()+,-./0123456789:"
+    ";<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz*\n\n"
+    "    !\"#$%&'()*+,-./0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\]^_`{|}~"
+    "abcdefghijklmnopqrstuvwxyz\n";
+
+int capsa_page_renderer_warm_up(const int *fds, unsigned nfds) {
+  if (nfds == 0) return 0;  // nothing given: renderers fetch their fonts
+  if (nfds > 3) return -EINVAL;
+  struct capsa_page_fonts fonts;
+  memset(&fonts, 0, sizeof fonts);
+  struct {
+    const void **data;
+    size_t *len;
+  } slot[3] = {{&fonts.regular.data, &fonts.regular.len},
+               {&fonts.bold.data, &fonts.bold.len},
+               {&fonts.mono.data, &fonts.mono.len}};
+  for (unsigned i = 0; i < nfds; i++) {
+    struct stat st;
+    if (fstat(fds[i], &st) < 0) return -errno;
+    if (!S_ISREG(st.st_mode) || st.st_size <= 0 || st.st_size > (64 << 20))
+      return -EINVAL;
+    // Private and read-only: each renderer inherits the mapping, never the
+    // descriptor; a write to it (after mprotect) would be its own copy.
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fds[i], 0);
+    if (p == MAP_FAILED) return -errno;
+    *slot[i].data = p;
+    *slot[i].len = (size_t)st.st_size;
+  }
+  int err = capsa_page_new(&fonts, NULL, &g.page);
+  if (err < 0) return err;
+  uint32_t h = 0;
+  return capsa_page_measure(g.page, kWarmText, sizeof kWarmText - 1, 800, &h);
+}
+
 static int on_start(capsa_rctx_t *r) {
+  // Warmed in the zygote (capsa_page_renderer_warm_up): fonts and faces are
+  // here already, nothing to ask the broker for.
+  if (g.page) return g.pending && g.have_content ? draw(r) : 0;
   static const char *const urls[3] = {"font:regular", "font:bold", "font:mono"};
   for (int i = 0; i < 3; i++) {
     int err = fetch_font(r, urls[i], i);

@@ -15,18 +15,29 @@
 //   crash -> reload         the renderer crashes on a Probe; the embedder
 //                           navigates from the CRASHED event (the sad tab's
 //                           "reload"); until the new incarnation answers
+//   page, warm-up           the demo page kind (FreeType, three fonts):
+//                           capsa_host_spawn until its first frame of a
+//                           short page, the fonts mapped and their faces
+//                           loaded once in the zygote (the kind's warm-up)
+//   page, no warm-up        the same, each renderer fetching its three
+//                           fonts from the broker and loading them at start
 //
 // The old incarnation's exit is part of every row but the first: its
 // process must be gone (and its handles closed) before the next starts.
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "host/capsa_host.h"
 #include "host/cli/bench_echo.capsa.h"
 #include "host/cli/bench_util.h"
+#include "host/cli/cli_host.h"
 #include "host/cli/commands.h"
 #include "host/kind_registry.h"
 #include "renderer/runtime.h"
@@ -59,10 +70,74 @@ CAPSA_RENDERER_KIND(bench_nav, "bench-nav", capsa_renderer_main, &kNav)
 
 // --- the host ---------------------------------------------------------------
 
-enum row { R_SPAWN, R_NAVIGATE, R_KILL_SPAWN, R_CRASH_RELOAD, R_COUNT };
+enum row {
+  R_SPAWN,
+  R_NAVIGATE,
+  R_KILL_SPAWN,
+  R_CRASH_RELOAD,
+  R_PAGE_WARM,
+  R_PAGE_COLD,
+  R_COUNT
+};
 static const char *const kRowName[R_COUNT] = {
-    "spawn -> READY, spare", "navigate -> READY -> reply",
-    "kill + spawn -> READY -> reply", "crash -> reload -> reply"};
+    "spawn -> READY, spare",          "navigate -> READY -> reply",
+    "kill + spawn -> READY -> reply", "crash -> reload -> reply",
+    "page: spawn -> frame, warm-up",  "page: spawn -> frame, no warm-up"};
+
+// --- the page rows: the CLI's demo host, with and without the warm-up -------
+
+static const char kPageMd[] = "# A page\n\nSome *text* and `code`.\n";
+
+struct page_rows {
+  struct capsa_cli_host warm, cold;
+  int md_fd, null_fd;
+  bool warm_open, cold_open;
+};
+
+static int page_rows_open(struct page_rows *p) {
+  memset(p, 0, sizeof *p);
+  // A regular file (the page kind takes a Load's file handle, not a memfd).
+  // Read-only, as `capsa render` opens its input: the page's handle may
+  // not carry more than the rights it declares.
+  char path[] = "/tmp/capsa-bench-page-XXXXXX";
+  int rw = mkostemp(path, O_CLOEXEC);
+  bool wrote = rw >= 0 && write(rw, kPageMd, sizeof kPageMd - 1) ==
+                              (ssize_t)(sizeof kPageMd - 1);
+  p->md_fd = wrote ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+  if (rw >= 0) {
+    close(rw);
+    unlink(path);
+  }
+  p->null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (p->md_fd < 0 || p->null_fd < 0) return -EIO;
+  p->warm_open = capsa_cli_host_open(&p->warm) == 0;
+  p->cold_open = capsa_cli_host_open_cold(&p->cold) == 0;
+  if (p->warm_open && p->warm.font_fds[0] < 0) return -ENOENT;  // no fonts
+  return p->warm_open && p->cold_open ? 0 : -ENOEXEC;
+}
+
+static void page_rows_close(struct page_rows *p) {
+  if (p->warm_open) capsa_cli_host_close(&p->warm);
+  if (p->cold_open) capsa_cli_host_close(&p->cold);
+  if (p->md_fd >= 0) close(p->md_fd);
+  if (p->null_fd >= 0) close(p->null_fd);
+}
+
+// capsa_host_spawn to the page's first frame (the CLI job's own clock).
+static int page_one(struct page_rows *p, bool warm, double *us) {
+  struct capsa_cli_job job;
+  int err = capsa_cli_render(warm ? &p->warm : &p->cold, p->md_fd, 320,
+                             p->null_fd, &job);
+  *us = job.ms * 1000.0;
+  if (err < 0) {  // what the renderer said, for the row's error line
+    fprintf(stderr, "capsa bench navigate: page%s: %s\n",
+            warm ? "" : " (no warm-up)", job.outcome);
+    for (size_t i = 0; i < job.nlogs; i++)
+      fprintf(stderr, "  renderer: %s\n", job.logs[i]);
+  }
+  capsa_cli_job_free(&job);
+  return err;
+}
 
 struct nav {
   uv_loop_t loop;
@@ -141,21 +216,13 @@ static int probe(struct nav *n, bool crash) {
   return capsa_renderer_request(n->r, &m, 5000, on_probed, n);
 }
 
-// Runs the loop for `ms` with nothing asked of it: the previous row's
-// CLOSED lands and the zygote makes its spare again (after a quiet
-// millisecond), as between an application's navigations.
-static void on_settled(uv_timer_t *t) {
-  *(bool *)t->data = true;
-}
-
-static void settle_ms(struct nav *n, uint64_t ms) {
-  uv_timer_t t;
-  bool fired = false;
-  uv_timer_init(&n->loop, &t);
-  t.data = &fired;
-  uv_timer_start(&t, on_settled, ms, 0);
-  while (!fired) uv_run(&n->loop, UV_RUN_ONCE);
-  uv_close((uv_handle_t *)&t, NULL);
+// Sleeps `ms` with nothing asked of the loop, then lets it handle what
+// came meanwhile: the previous row's CLOSED lands and the zygote makes its
+// spare again (after a quiet millisecond), as between an application's
+// navigations.
+static void settle_ms(struct nav *n, long ms) {
+  struct timespec ts = {0, ms * 1000000L};
+  nanosleep(&ts, NULL);
   uv_run(&n->loop, UV_RUN_NOWAIT);
 }
 
@@ -175,7 +242,13 @@ static int ready_then_reply(struct nav *n, unsigned ready) {
   return err;
 }
 
+static struct page_rows g_pages;
+static int g_pages_err;
+
 static int one(struct nav *n, enum row row, double *us) {
+  if (row == R_PAGE_WARM || row == R_PAGE_COLD)
+    return g_pages_err < 0 ? g_pages_err
+                           : page_one(&g_pages, row == R_PAGE_WARM, us);
   // Off the clock: a READY renderer to act on, its spare made again.
   if (!n->r) {
     unsigned ready = n->ready;
@@ -228,15 +301,18 @@ static int cmp(const void *a, const void *b) {
 int capsa_bench_navigate(int argc, char **argv) {
   int runs = 100;
   bool json = false;
+  const char *only = NULL;  // one row (and the baseline), for profiling
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) {
       json = true;
     } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
       runs = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+      only = argv[++i];
     } else {
       fprintf(stderr,
               "usage: capsa bench navigate [--runs N (1..%d, default 100)] "
-              "[--json]\n",
+              "[--only ROW] [--json]\n",
               NAV_RUNS);
       return CAPSA_EXIT_USAGE;
     }
@@ -246,6 +322,7 @@ int capsa_bench_navigate(int argc, char **argv) {
             NAV_RUNS);
     return CAPSA_EXIT_USAGE;
   }
+  g_pages_err = page_rows_open(&g_pages);
   struct nav n;
   if (nav_open(&n) < 0) return 1;
   static double t[R_COUNT][NAV_RUNS];
@@ -254,6 +331,7 @@ int capsa_bench_navigate(int argc, char **argv) {
   for (int i = -1; i < runs; i++) {
     for (int row = 0; row < R_COUNT; row++) {
       if (err[row]) continue;
+      if (only && row != R_SPAWN && strcmp(only, kRowName[row]) != 0) continue;
       double us = 0;
       int e = one(&n, (enum row)row, &us);
       if (e < 0) {
@@ -265,6 +343,7 @@ int capsa_bench_navigate(int argc, char **argv) {
     }
   }
   nav_close(&n);
+  page_rows_close(&g_pages);
   double med[R_COUNT] = {0}, min[R_COUNT] = {0};
   for (int row = 0; row < R_COUNT; row++) {
     if (!k[row]) continue;
@@ -295,6 +374,11 @@ int capsa_bench_navigate(int argc, char **argv) {
         printf("  %-32s %5d %9.1f %9.1f %6.2fx\n", kRowName[row], k[row],
                min[row], med[row], base > 0 ? med[row] / base : 0.0);
     }
+    if (med[R_PAGE_WARM] > 0 && med[R_PAGE_COLD] > 0)
+      printf(
+          "page kind, spawn -> first frame: with the warm-up %.2fx the "
+          "time without it\n",
+          med[R_PAGE_WARM] / med[R_PAGE_COLD]);
     if (base > 0 && med[R_NAVIGATE] > 0)
       printf(
           "navigate -> READY -> first reply / spawn -> READY of a spare = "

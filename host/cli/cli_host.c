@@ -107,6 +107,8 @@ static void on_event(capsa_host_t *host, const capsa_host_event_t *ev) {
 // The CLI's kinds, found by name in the exec'd zygote image
 // (host/kind_registry.h).
 CAPSA_RENDERER_KIND(page, "page", capsa_renderer_main, &capsa_page_renderer)
+// Fonts mapped and faces loaded once in the zygote (renderer/kinds.h).
+CAPSA_RENDERER_WARM_UP(page, "page", capsa_page_renderer_warm_up)
 CAPSA_RENDERER_KIND(gzip, "gzip", capsa_renderer_main_limited,
                     &capsa_gzip_renderer)
 CAPSA_RENDERER_KIND(hostile, "hostile", capsa_renderer_main,
@@ -120,8 +122,16 @@ static void speak_as(capsa_kind_options_t *k,
   k->ninterfaces = hd->ninterfaces;
 }
 
-int capsa_cli_host_open(struct capsa_cli_host *h) {
+static void close_fonts(struct capsa_cli_host *h) {
+  for (int i = 0; i < 3; i++) {
+    if (h->font_fds[i] >= 0) close(h->font_fds[i]);
+    h->font_fds[i] = -1;
+  }
+}
+
+static int open_host(struct capsa_cli_host *h, bool warm) {
   memset(h, 0, sizeof *h);
+  for (int i = 0; i < 3; i++) h->font_fds[i] = -1;
   int err = uv_loop_init(&h->loop);
   if (err < 0) return err;
   capsa_host_options_t o;
@@ -130,9 +140,17 @@ int capsa_cli_host_open(struct capsa_cli_host *h) {
     o.font_regular = FONT_DIR "DejaVuSans.ttf";
     o.font_bold = FONT_DIR "DejaVuSans-Bold.ttf";
     o.font_mono = FONT_DIR "DejaVuSansMono.ttf";
+    // The same files for the page kind's warm-up; all three or none (the
+    // warm-up takes them in order).
+    const char *paths[3] = {o.font_regular, o.font_bold, o.font_mono};
+    for (int i = 0; warm && i < 3; i++)
+      h->font_fds[i] = open(paths[i], O_RDONLY | O_CLOEXEC);
+    if (h->font_fds[0] < 0 || h->font_fds[1] < 0 || h->font_fds[2] < 0)
+      close_fonts(h);
   }
   err = capsa_host_init(&h->loop, &h->host, &o, on_event);
   if (err < 0) {
+    close_fonts(h);
     uv_loop_close(&h->loop);
     return err;
   }
@@ -142,6 +160,10 @@ int capsa_cli_host_open(struct capsa_cli_host *h) {
                           (void *)&capsa_page_renderer);
   speak_as(&k, &capsa_page_renderer);
   k.allow_fonts = true;
+  if (h->font_fds[0] >= 0) {
+    memcpy(k.warm_up_fds, h->font_fds, sizeof h->font_fds);
+    k.nwarm_up_fds = 3;
+  }
   k.limit_memory = 1ull << 30;
   k.heartbeat_timeout_ms = 30000;
   h->kind_page = capsa_host_define_kind(&h->host, &k);
@@ -165,6 +187,14 @@ int capsa_cli_host_open(struct capsa_cli_host *h) {
   return 0;
 }
 
+int capsa_cli_host_open(struct capsa_cli_host *h) {
+  return open_host(h, true);
+}
+
+int capsa_cli_host_open_cold(struct capsa_cli_host *h) {
+  return open_host(h, false);
+}
+
 static void on_host_closed(capsa_host_t *host) {
   ((struct capsa_cli_host *)host->data)->closed = true;
 }
@@ -175,6 +205,7 @@ void capsa_cli_host_close(struct capsa_cli_host *h) {
   }
   uv_run(&h->loop, UV_RUN_DEFAULT);
   uv_loop_close(&h->loop);
+  close_fonts(h);  // borrowed by the host until now
 }
 
 static void on_timeout(uv_timer_t *t) {

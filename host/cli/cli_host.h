@@ -21,6 +21,9 @@ struct capsa_cli_host {
   uv_loop_t loop;
   capsa_host_t host;
   int kind_page, kind_gzip, kind_hostile;
+  // The page kind's warm-up input: the three fonts (ours until close), or
+  // -1 (capsa_cli_host_open_cold: renderers fetch fonts at start).
+  int font_fds[3];
   struct capsa_cli_job *job;  // the job running now
   bool closed;
   // Why capsa_cli_host_open failed: capsa_host_start_error(), "" if empty.
@@ -59,6 +62,9 @@ struct capsa_cli_job {
 #define CAPSA_CLI_MAX_LOGS 1000
 
 int capsa_cli_host_open(struct capsa_cli_host *h);
+// The same without the page kind's warm-up (`capsa bench navigate`'s
+// comparison): each page renderer fetches and loads its fonts at start.
+int capsa_cli_host_open_cold(struct capsa_cli_host *h);
 void capsa_cli_host_close(struct capsa_cli_host *h);
 
 // Spawns `kind`, runs the loop until the job is done and its renderer is

@@ -29,8 +29,8 @@ int capsa_cmd_doctor(int argc, char **argv);
 int capsa_cmd_bench(int argc, char **argv);
 int capsa_cmd_fuzz(int argc, char **argv);
 int capsa_bench_capmode(int argc, char **argv);
-int capsa_bench_ipc(int argc, char **argv);    // bench_ipc.c
-int capsa_bench_spawn(int argc, char **argv);  // bench_spawn.c
+int capsa_bench_ipc(int argc, char **argv);       // bench_ipc.c
+int capsa_bench_spawn(int argc, char **argv);     // bench_spawn.c
 int capsa_bench_pool(int argc, char **argv);      // bench_pool.c
 int capsa_bench_navigate(int argc, char **argv);  // bench_navigate.c
 int capsa_bench_host(int argc, char **argv);      // bench_host.c
