@@ -25,6 +25,8 @@
 #include "sandbox/seccomp.h"
 
 #define ZYGOTE_TIMEOUT_MS 5000
+// Freed heap a renderer keeps rather than returns (see zygote_body).
+#define ZYGOTE_RENDERER_TRIM_THRESHOLD (32 << 20)
 #define CTRL_FD 3
 #define CHANNEL_FD 3
 
@@ -564,6 +566,15 @@ static int zygote_body(bool baseline_ok, int *dirfds, unsigned ndirfds) {
   // touched; and fork copies fewer page tables. (Per request the zygote
   // only allocates small chunks that malloc's caches recycle.)
   malloc_trim(0);
+  // Inherited by every renderer (malloc's settings live in its memory):
+  // never give freed heap back to the kernel by shrinking it. A renderer
+  // that frees a large buffer (a codec's state at the end of its job) would
+  // otherwise shrink the heap with brk, a TLB flush, and grow it again,
+  // faulting the pages anew, for the next; one that serves a single job
+  // pays the shrink for nothing, as it is killed right after. What it keeps
+  // stays within its kind's memory limit (RLIMIT_AS or the cgroup counts
+  // it). Set after the trim above: that one is explicit, not by threshold.
+  mallopt(M_TRIM_THRESHOLD, ZYGOTE_RENDERER_TRIM_THRESHOLD);
   for (unsigned k = 0; k < g_nkinds; k++) make_spare(k);
   for (;;) {
     if (g_spare_due) {
