@@ -22,11 +22,14 @@
 #include "host/host_internal.h"
 #include "host/kind_registry.h"
 #include "ipc/loop.h"
+#include "sandbox/memfd.h"
 #include "sandbox/seccomp.h"
 
 #define ZYGOTE_TIMEOUT_MS 5000
 // Freed heap a renderer keeps rather than returns (see zygote_body).
 #define ZYGOTE_RENDERER_TRIM_THRESHOLD (32 << 20)
+// Heap growth per brk in a renderer beyond what is asked (glibc: 128 KiB).
+#define ZYGOTE_RENDERER_TOP_PAD (1 << 20)
 #define CTRL_FD 3
 #define CHANNEL_FD 3
 
@@ -446,6 +449,12 @@ static void format_report(unsigned k) {
 // page faults and ~35 us less per renderer). Done before the stage: it needs
 // a socketpair. A failure only loses the saving.
 static void warm_up(void) {
+  // Whether memfds take an exec seal, probed once per process with a memfd
+  // of its own (sandbox/memfd.h) at the first region a renderer receives:
+  // probed here, every renderer inherits the answer (a property of the
+  // kernel and of the pid namespace's vm.memfd_noexec, which a renderer's
+  // new one inherits).
+  (void)capsa_memfd_exec_sealed();
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return;
   capsa_rloop_t l;
@@ -580,6 +589,8 @@ static int zygote_body(bool baseline_ok, int *dirfds, unsigned ndirfds) {
   // stays within its kind's memory limit (RLIMIT_AS or the cgroup counts
   // it). Set after the trim above: that one is explicit, not by threshold.
   mallopt(M_TRIM_THRESHOLD, ZYGOTE_RENDERER_TRIM_THRESHOLD);
+  // And grow it in larger steps: one brk for a codec's state, not several.
+  mallopt(M_TOP_PAD, ZYGOTE_RENDERER_TOP_PAD);
   for (unsigned k = 0; k < g_nkinds; k++) make_spare(k);
   for (;;) {
     if (g_spare_due) {
