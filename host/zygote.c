@@ -23,9 +23,14 @@
 #include "host/host_internal.h"
 #include "host/kind_registry.h"
 #include "ipc/loop.h"
+#include "sandbox/memfd.h"
 #include "sandbox/seccomp.h"
 
 #define ZYGOTE_TIMEOUT_MS 5000
+// Freed heap a renderer keeps rather than returns (see zygote_body).
+#define ZYGOTE_RENDERER_TRIM_THRESHOLD (32 << 20)
+// Heap growth per brk in a renderer beyond what is asked (glibc: 128 KiB).
+#define ZYGOTE_RENDERER_TOP_PAD (1 << 20)
 #define CTRL_FD 3
 #define CHANNEL_FD 3
 
@@ -193,6 +198,9 @@ static void renderer_start(unsigned k, bool pid_ns) {
   _exit(kind->main(chan, rep, kind->arg));
 }
 
+// Each kind's fork policy (see fork_renderer); lives as long as the zygote.
+static capsa_ns_policy *g_fork_policy[CAPSA__ZYGOTE_MAX_KINDS];
+
 // Forks a renderer of kind k on channel end `chan` (borrowed). Its fd 2 is
 // the write end of a pipe of its own, never the host's stderr: *err_out is
 // the read end (owned by the caller), which the host reads as LOG lines.
@@ -200,23 +208,28 @@ static void renderer_start(unsigned k, bool pid_ns) {
 static int fork_renderer(unsigned k, int chan, struct capsa_ns_child *child,
                          int *err_out) {
   *err_out = -1;
+  bool pid_ns = g_kinds[k].pid_namespace;
+  // One policy per kind, made at its first fork and reused: a malloc and a
+  // free per fork write the heap and malloc's state in libc, pages the
+  // previous renderer shares copy-on-write, so the zygote copied them at
+  // every fork (measured: ~8.6 -> ~6 page faults in the zygote per fork).
+  capsa_ns_policy *p = g_fork_policy[k];
+  if (!p) {
+    p = capsa_ns_policy_new();
+    if (!p) return -ENOMEM;
+    // A user namespace per renderer, nested in ours and unmapped: the
+    // kernel counts RLIMIT_NPROC per user namespace and uid, so without one
+    // every renderer's processes and threads are one count, and a renderer
+    // that forks up to its limit_processes leaves its siblings none.
+    unsigned ns = (pid_ns ? CAPSA_NAMESPACE_PID : 0) |
+                  (g_own_userns ? CAPSA_NAMESPACE_USER : 0);
+    capsa_ns_policy_set_namespaces(p, ns, ns);
+    capsa_ns_policy_set_clone_parent(p, true);
+    g_fork_policy[k] = p;
+  }
   int ep[2];
   if (pipe2(ep, O_CLOEXEC) < 0) return -errno;
-  capsa_ns_policy *p = capsa_ns_policy_new();
-  if (!p) {
-    close(ep[0]);
-    close(ep[1]);
-    return -ENOMEM;
-  }
-  bool pid_ns = g_kinds[k].pid_namespace;
-  // A user namespace per renderer, nested in ours and unmapped: the kernel
-  // counts RLIMIT_NPROC per user namespace and uid, so without one every
-  // renderer's processes and threads are one count, and a renderer that
-  // forks up to its limit_processes leaves its siblings none.
-  unsigned ns = (pid_ns ? CAPSA_NAMESPACE_PID : 0) |
-                (g_own_userns ? CAPSA_NAMESPACE_USER : 0);
-  capsa_ns_policy_set_namespaces(p, ns, ns);
-  capsa_ns_policy_set_clone_parent(p, true);
+  capsa_ns_policy_clear_fds(p);
   capsa_ns_policy_keep_fd(p, chan, CHANNEL_FD);
   capsa_ns_policy_keep_fd(p, ep[1], 2);
   for (unsigned i = 0; i < g_npolicy_fds; i++)
@@ -224,9 +237,6 @@ static int fork_renderer(unsigned k, int chan, struct capsa_ns_child *child,
   capsa__crash_handler_prepare();
   int r = capsa_ns_fork(p, child);
   if (r == 0) renderer_start(k, pid_ns);  // child; never returns
-  // Freed in the zygote only: a free in the child would write into
-  // inherited heap pages (copy-on-write faults) for nothing.
-  capsa_ns_policy_free(p);
   close(ep[1]);
   if (r < 0) {
     close(ep[0]);
@@ -445,6 +455,12 @@ static void format_report(unsigned k) {
 // page faults and ~35 us less per renderer). Done before the stage: it needs
 // a socketpair. A failure only loses the saving.
 static void warm_up(void) {
+  // Whether memfds take an exec seal, probed once per process with a memfd
+  // of its own (sandbox/memfd.h) at the first region a renderer receives:
+  // probed here, every renderer inherits the answer (a property of the
+  // kernel and of the pid namespace's vm.memfd_noexec, which a renderer's
+  // new one inherits).
+  (void)capsa_memfd_exec_sealed();
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return;
   capsa_rloop_t l;
@@ -570,6 +586,17 @@ static int zygote_body(bool baseline_ok, int *dirfds, unsigned ndirfds) {
   // touched; and fork copies fewer page tables. (Per request the zygote
   // only allocates small chunks that malloc's caches recycle.)
   malloc_trim(0);
+  // Inherited by every renderer (malloc's settings live in its memory):
+  // never give freed heap back to the kernel by shrinking it. A renderer
+  // that frees a large buffer (a codec's state at the end of its job) would
+  // otherwise shrink the heap with brk, a TLB flush, and grow it again,
+  // faulting the pages anew, for the next; one that serves a single job
+  // pays the shrink for nothing, as it is killed right after. What it keeps
+  // stays within its kind's memory limit (RLIMIT_AS or the cgroup counts
+  // it). Set after the trim above: that one is explicit, not by threshold.
+  mallopt(M_TRIM_THRESHOLD, ZYGOTE_RENDERER_TRIM_THRESHOLD);
+  // And grow it in larger steps: one brk for a codec's state, not several.
+  mallopt(M_TOP_PAD, ZYGOTE_RENDERER_TOP_PAD);
   for (unsigned k = 0; k < g_nkinds; k++) make_spare(k);
   for (;;) {
     if (g_spare_due) {

@@ -94,6 +94,10 @@ int capsa_ns_policy_keep_fd(capsa_ns_policy *p, int fd, int target) {
   return 0;
 }
 
+void capsa_ns_policy_clear_fds(capsa_ns_policy *p) {
+  if (p) p->nkeep = 0;
+}
+
 int capsa_ns_policy_set_pdeathsig(capsa_ns_policy *p, int sig) {
   if (!p || sig < 0 || sig >= NSIG) return -EINVAL;
   p->pdeathsig = sig;

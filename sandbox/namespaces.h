@@ -94,6 +94,9 @@ int capsa_ns_policy_set_empty_root(capsa_ns_policy *p, bool on, bool required);
 // child. Targets 0..2 replace the /dev/null defaults. -E2BIG when full,
 // -EINVAL for negative numbers or a target used twice.
 int capsa_ns_policy_keep_fd(capsa_ns_policy *p, int fd, int target);
+// Forgets every descriptor kept so far, so that one policy serves fork after
+// fork with new descriptors (a zygote: no allocation per fork).
+void capsa_ns_policy_clear_fds(capsa_ns_policy *p);
 // Signal the child gets when its parent thread dies (0: none).
 int capsa_ns_policy_set_pdeathsig(capsa_ns_policy *p, int sig);
 // Keep the capabilities the child holds in its new user namespace (default:
