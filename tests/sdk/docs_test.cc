@@ -59,6 +59,7 @@ const struct {
   const char *schema, *include_as;
 } kSchemas[] = {
     {"host/examples/convert.fbs", "host/examples/convert.capsa.h"},
+    {"host/examples/tab.fbs", "host/examples/tab.capsa.h"},
     {"host/examples/thumb.fbs", "thumb.capsa.h"},
 };
 
