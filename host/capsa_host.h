@@ -504,7 +504,12 @@ typedef struct capsa_kind_options {
   unsigned restart_backoff_ms;  // default 0
   // Keep one renderer of this kind forked ahead by the zygote, already in
   // capability mode and waiting on its channel: a spawn then only hands it
-  // over (and the zygote forks the next). Costs one idle process.
+  // over (and the zygote forks the next). Costs one idle process. A spare
+  // runs its start (capsa_renderer_main's on_start) when it is forked, not
+  // when claimed: work done there is done ahead, but a capsa_rctx_call in
+  // on_start waits for the claim with its timeout running. What every
+  // renderer of the kind needs belongs in a warm-up (CAPSA_RENDERER_WARM_UP,
+  // <capsa/kind_registry.h>), what one incarnation needs in on_message.
   bool keep_spare;
   // Broker: directory (borrowed, must stay open) beneath which "file:" may
   // open; -1: none. Answers a renderer does not read wait in the host's

@@ -54,7 +54,10 @@ typedef struct capsa_renderer_handlers {
   const char *kind;  // sent in HELLO
   // After HELLO, before the first message; may be NULL. Return < 0 to exit.
   // It may call the host (capsa_rctx_call): what the host sends meanwhile
-  // reaches on_message after on_start returns, in order.
+  // reaches on_message after on_start returns, in order. In a spare (the
+  // kind's keep_spare) it runs before the host claims the process, so a
+  // call waits for the claim: shared set-up belongs in a warm-up
+  // (CAPSA_RENDERER_WARM_UP), which runs once in the zygote.
   int (*on_start)(capsa_rctx_t *r);
   // Every host message but PING and SHUTDOWN. `msg` as in ipc/loop.h (valid
   // during the call; untaken descriptors closed after). 0: go on; > 0: leave
