@@ -109,16 +109,24 @@ void capsa__emit(struct capsa_host_renderer *r, capsa_host_event_t *ev) {
   if (r->h->cb) r->h->cb(r->h->pub, ev);
 }
 
-static void emit_simple(struct capsa_host_renderer *r,
+static void emit_report(struct capsa_host_renderer *r,
                         capsa_host_event_type_t type, int status, int sig,
-                        const char *text) {
+                        const char *text,
+                        const capsa_crash_report_t *crash_report) {
   capsa_host_event_t ev;
   memset(&ev, 0, sizeof ev);
   ev.type = type;
   ev.status = status;
   ev.signal = sig;
   ev.text = text;
+  ev.crash_report = crash_report;
   capsa__emit(r, &ev);
+}
+
+static void emit_simple(struct capsa_host_renderer *r,
+                        capsa_host_event_type_t type, int status, int sig,
+                        const char *text) {
+  emit_report(r, type, status, sig, text, NULL);
 }
 
 // Kills r for `reason` (reported now, with `text`); its exit is then not
@@ -399,15 +407,9 @@ static const char *limit_reached(struct capsa_host_renderer *r) {
 static void emit_crash(struct capsa_host_renderer *r,
                        capsa_host_event_type_t type, int status, int sig,
                        const char *text) {
-  capsa_host_event_t ev;
-  memset(&ev, 0, sizeof ev);
-  ev.type = type;
-  ev.status = status;
-  ev.signal = sig;
-  ev.text = text;
   int image = r->h->exe_fd >= 0 ? r->h->exe_fd : capsa__exe_fd();
-  ev.crash_report = capsa__crash_report(r->crash, sig, image);
-  capsa__emit(r, &ev);
+  emit_report(r, type, status, sig, text,
+              capsa__crash_report(r->crash, sig, image));
 }
 
 // Reports how the renderer ended (unless we killed it: that was reported

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "host/kind_registry.h"
 #include "renderer/runtime.h"
 #include "tests/harness/command.h"
+#include "tests/harness/host_fixture.h"
 
 // The crashing code: C names, not inlined, not tail calls, so that the
 // report's first frames are these two, in this order.
@@ -222,23 +224,10 @@ uint64_t NowNs() {
   return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-class CrashReport : public ::testing::Test {
+class CrashReport : public capsa_test::HostFixture {
  public:
-  void SetUp() override {
-    ASSERT_EQ(0, uv_loop_init(&loop_));
-    ASSERT_EQ(0, capsa_host_init(&loop_, &host_, nullptr, OnEvent));
-    host_.data = this;
-  }
-  void TearDown() override {
-    capsa_host_close(&host_, [](capsa_host_t *h) {
-      static_cast<CrashReport *>(h->data)->host_closed_ = true;
-    });
-    Run([&] { return host_closed_; }, 10000);
-    EXPECT_TRUE(host_closed_);
-    EXPECT_EQ(0, uv_loop_close(&loop_));
-  }
-  static void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
-    auto *t = static_cast<CrashReport *>(h->data);
+  void OnHostEvent(const capsa_host_event_t *ev) override {
+    auto *t = this;
     if (ev->type == CAPSA_EV_LOG) {
       t->logs_.push_back(ev->text ? ev->text : "");
       return;
@@ -287,16 +276,6 @@ class CrashReport : public ::testing::Test {
     }
     return r;
   }
-  template <typename Pred>
-  bool Run(Pred done, int timeout_ms) {
-    uint64_t end = uv_now(&loop_) + (uint64_t)timeout_ms;
-    while (!done()) {
-      uv_update_time(&loop_);
-      if (uv_now(&loop_) > end) return false;
-      uv_run(&loop_, UV_RUN_ONCE);
-    }
-    return true;
-  }
   // How renderer `r`'s incarnation ended, after sending it `cmd`.
   const Seen *EndOf(const std::string &cmd, bool pid_ns = true) {
     if (kinds_[0] < 0) {
@@ -329,12 +308,10 @@ class CrashReport : public ::testing::Test {
     return s;
   }
 
-  uv_loop_t loop_;
-  capsa_host_t host_;
-  bool host_closed_ = false, started_ = false;
+  bool started_ = false;
   unsigned ready_ = 0;
   int kinds_[2] = {-1, -1};
-  std::vector<Seen> seen_;
+  std::deque<Seen> seen_;  // EndOf hands out pointers: push_back keeps them
   std::vector<std::string> logs_;
 };
 

@@ -21,6 +21,7 @@
 #include "host/testing.h"
 #include "renderer/runtime.h"
 #include "tests/harness/command.h"
+#include "tests/harness/host_fixture.h"
 
 namespace {
 
@@ -120,23 +121,10 @@ struct Seen {
   pid_t pid;
 };
 
-class Navigation : public ::testing::Test {
+class Navigation : public capsa_test::HostFixture {
  public:
-  void SetUp() override {
-    ASSERT_EQ(0, uv_loop_init(&loop_));
-    ASSERT_EQ(0, capsa_host_init(&loop_, &host_, nullptr, OnEvent));
-    host_.data = this;
-  }
-  void TearDown() override {
-    capsa_host_close(&host_, [](capsa_host_t *h) {
-      static_cast<Navigation *>(h->data)->host_closed_ = true;
-    });
-    Run([&] { return host_closed_; }, 10000);
-    EXPECT_TRUE(host_closed_);
-    EXPECT_EQ(0, uv_loop_close(&loop_)) << "handles left open on the loop";
-  }
-  static void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
-    auto *t = static_cast<Navigation *>(h->data);
+  void OnHostEvent(const capsa_host_event_t *ev) override {
+    auto *t = this;
     pid_t pid = capsa_renderer_pid(ev->renderer);
     if (ev->type == CAPSA_EV_LOG) {
       t->logs_.push_back({ev->type, ev->text ? ev->text : "", pid});
@@ -165,29 +153,6 @@ class Navigation : public ::testing::Test {
     EXPECT_EQ(0, capsa_host_spawn(&host_, kind, nullptr, &r));
     EXPECT_TRUE(Run([&] { return ready_ >= 1; }, 10000)) << order_;
     return r;
-  }
-  template <typename Pred>
-  bool Run(Pred done, int timeout_ms) {
-    uint64_t end = uv_now(&loop_) + (uint64_t)timeout_ms;
-    while (!done()) {
-      uv_update_time(&loop_);
-      if (uv_now(&loop_) > end) return false;
-      uv_run(&loop_, UV_RUN_ONCE);
-    }
-    return true;
-  }
-  // Runs the loop for `ms` (a timer wakes it: UV_RUN_ONCE alone would block
-  // until the next event, a minute's backoff say).
-  void Wait(uint64_t ms) {
-    uv_timer_t t;
-    bool fired = false;
-    uv_timer_init(&loop_, &t);
-    t.data = &fired;
-    uv_timer_start(
-        &t, [](uv_timer_t *h) { *static_cast<bool *>(h->data) = true; }, ms, 0);
-    while (!fired) uv_run(&loop_, UV_RUN_ONCE);
-    uv_close((uv_handle_t *)&t, nullptr);
-    uv_run(&loop_, UV_RUN_NOWAIT);
   }
   // Our children that are zombies (exited, not reaped).
   static unsigned ZombieChildren() {
@@ -224,9 +189,6 @@ class Navigation : public ::testing::Test {
     return false;
   }
 
-  uv_loop_t loop_;
-  capsa_host_t host_;
-  bool host_closed_ = false;
   std::vector<Seen> seen_, logs_;
   std::string order_;
   unsigned ready_ = 0, closed_ = 0;

@@ -26,6 +26,7 @@
 #include "host/proc_info.h"
 #include "renderer/runtime.h"
 #include "tests/harness/command.h"
+#include "tests/harness/host_fixture.h"
 
 namespace {
 
@@ -75,23 +76,10 @@ CAPSA_RENDERER_KIND(k_tm_b, "tm-b", capsa_renderer_main, &kTm)
 
 // --- host side --------------------------------------------------------------
 
-class TaskManager : public ::testing::Test {
+class TaskManager : public capsa_test::HostFixture {
  public:
-  void SetUp() override {
-    ASSERT_EQ(0, uv_loop_init(&loop_));
-    ASSERT_EQ(0, capsa_host_init(&loop_, &host_, nullptr, OnEvent));
-    host_.data = this;
-  }
-  void TearDown() override {
-    capsa_host_close(&host_, [](capsa_host_t *h) {
-      static_cast<TaskManager *>(h->data)->host_closed_ = true;
-    });
-    Run([&] { return host_closed_; }, 10000);
-    EXPECT_TRUE(host_closed_);
-    EXPECT_EQ(0, uv_loop_close(&loop_)) << "handles left open on the loop";
-  }
-  static void OnEvent(capsa_host_t *h, const capsa_host_event_t *ev) {
-    auto *t = static_cast<TaskManager *>(h->data);
+  void OnHostEvent(const capsa_host_event_t *ev) override {
+    auto *t = this;
     t->order_ += std::string(capsa_host_event_name(ev->type)) + " ";
     if (ev->type == CAPSA_EV_READY) {
       t->ready_++;
@@ -118,17 +106,6 @@ class TaskManager : public ::testing::Test {
     capsa_renderer_t *r = nullptr;
     EXPECT_EQ(0, capsa_host_spawn(&host_, kind, nullptr, &r));
     return r;
-  }
-  template <typename Pred>
-  bool Run(Pred done, int timeout_ms) {
-    uint64_t end = uv_now(&loop_) + (uint64_t)timeout_ms;
-    while (!done()) {
-      uv_update_time(&loop_);
-      if (uv_now(&loop_) > end) return false;
-      uv_run(&loop_, UV_RUN_NOWAIT);
-      usleep(1000);
-    }
-    return true;
   }
   std::vector<capsa_renderer_info_t> List() {
     std::vector<capsa_renderer_info_t> v(64);
@@ -158,9 +135,6 @@ class TaskManager : public ::testing::Test {
         timeout_ms);
   }
 
-  uv_loop_t loop_;
-  capsa_host_t host_;
-  bool host_closed_ = false;
   std::string order_;
   unsigned ready_ = 0, done_ = 0, closed_ = 0, restarted_ = 0;
   std::map<capsa_renderer_t *, pid_t> ready_pid_;
