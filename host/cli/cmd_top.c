@@ -98,6 +98,19 @@ static bool all_ready(struct top *t) {
   return t->ready >= TOP_PAGES + 1 || t->failed > 0;
 }
 
+// The page kind's next spare is forked once the zygote's control socket has
+// been quiet a moment after the last hand-over: the first sample waits for
+// it (bounded by SPARE_TIMEOUT_MS), so that it shows what a settled host
+// holds rather than a race with the zygote.
+#define SPARE_TIMEOUT_MS 2000
+static bool spare_listed(struct top *t) {
+  capsa_renderer_info_t info[TOP_MAX];
+  int n = capsa_host_renderer_info(&t->host, info, TOP_MAX);
+  for (int i = 0; i < n && i < TOP_MAX; i++)
+    if (info[i].role == CAPSA_RINFO_SPARE) return true;
+  return false;
+}
+
 static int define(struct top *t, const char *name, capsa_renderer_entry_fn fn,
                   const capsa_renderer_handlers_t *hd, bool spare) {
   capsa_kind_options_t k;
@@ -157,6 +170,7 @@ static int top_run(struct top *t, unsigned long count, unsigned long interval) {
             TOP_PAGES + 1, t->failed ? "; " : " (timed out)", t->failure);
     return -ECHILD;
   }
+  run_for(t, SPARE_TIMEOUT_MS, spare_listed);
   for (unsigned long i = 0; i < count; i++) {
     if (i > 0) run_for(t, interval, NULL);
     capsa_renderer_info_t info[TOP_MAX];

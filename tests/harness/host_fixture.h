@@ -11,7 +11,8 @@
 //     }
 //     unsigned ready_ = 0;
 //   };
-//   TEST_F(Mine, Starts) { ...; ASSERT_TRUE(Run([&] { return ready_; }, 5000)); }
+//   TEST_F(Mine, Starts) { ...; ASSERT_TRUE(Run([&] { return ready_; }, 5000));
+//   }
 #ifndef CAPSA_TESTS_HARNESS_HOST_FIXTURE_H_
 #define CAPSA_TESTS_HARNESS_HOST_FIXTURE_H_
 
@@ -39,7 +40,9 @@ class HostFixture : public ::testing::Test {
     EXPECT_EQ(0, uv_loop_close(&loop_)) << "handles left open on the loop";
   }
   // The host's options (NULL: defaults), read once by SetUp.
-  virtual const capsa_host_options_t *HostOptions() { return nullptr; }
+  virtual const capsa_host_options_t *HostOptions() {
+    return nullptr;
+  }
   virtual void OnHostEvent(const capsa_host_event_t *ev) = 0;
 
   // Runs the loop until done() holds (true) or timeout_ms passed (false).
@@ -49,7 +52,8 @@ class HostFixture : public ::testing::Test {
   }
   // Runs the loop for `ms`, whatever happens meanwhile.
   void Wait(int ms) {
-    RunLoopUntil(&loop_, [] { return false; }, ms);
+    RunLoopUntil(
+        &loop_, [] { return false; }, ms);
   }
 
   uv_loop_t loop_;

@@ -228,14 +228,14 @@ TEST_F(CliTest, TopListsTheDemoHostsRenderersTwice) {
   std::string text = Slurp(out);
   ASSERT_EQ(0, rc) << text;
   std::regex header(
-      R"(capsa top: 5 processes, zygote ([0-9]+) \(sample ([12]) of 2\))");
+      R"(capsa top: ([45]) processes, zygote ([0-9]+) \(sample ([12]) of 2\))");
   std::regex columns(
       R"(^ +PID  KIND +STATE +UPTIME RESTARTS +USS +PSS +CPU  MEM-SOURCE$)");
   std::regex row(
       R"(^ *([0-9]+)  (\S+) +(\S+) +([0-9.]+)s +([0-9]+) +([0-9.]+[KMG]|-) +)"
       R"(([0-9.]+[KMG]|-) +([0-9.]+)s  (smaps_rollup|cgroup|statm)$)");
   std::istringstream in(text);
-  std::string line, zygote;
+  std::string line, zygote, processes;
   int samples = 0, columns_seen = 0;
   std::map<std::string, int> seen;  // "kind state" per sample
   std::set<std::string> pids;
@@ -245,16 +245,22 @@ TEST_F(CliTest, TopListsTheDemoHostsRenderersTwice) {
     EXPECT_EQ(1, seen["zygote idle"]) << text;
     EXPECT_EQ(2, seen["page ready"]) << text;
     EXPECT_EQ(1, seen["gzip ready"]) << text;
-    EXPECT_EQ(1, seen["page spare"]) << text;
-    EXPECT_EQ(5u, pids.size()) << "distinct pids: " << text;
+    // The page kind's spare, when the zygote has forked it by then (top
+    // waits for it, boundedly; on a loaded machine it may come later: the
+    // TaskManager suite checks what a listed spare is).
+    EXPECT_GE(1, seen["page spare"]) << text;
+    EXPECT_EQ(4u + (unsigned)seen["page spare"], pids.size())
+        << "distinct pids: " << text;
+    EXPECT_EQ(std::to_string(4 + seen["page spare"]), processes) << text;
   };
   while (std::getline(in, line)) {
     std::smatch m;
     if (std::regex_search(line, m, header)) {
       check_sample();
       samples++;
-      EXPECT_EQ(std::to_string(samples), m[2].str()) << text;
-      zygote = m[1];
+      EXPECT_EQ(std::to_string(samples), m[3].str()) << text;
+      processes = m[1];
+      zygote = m[2];
       seen.clear();
       pids.clear();
     } else if (std::regex_search(line, columns)) {
