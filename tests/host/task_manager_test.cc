@@ -278,7 +278,11 @@ TEST_F(TaskManager, WithoutSmapsTheFallbackSaysWhereItsFigureCameFrom) {
       << limits;
   EXPECT_EQ(CAPSA_MEM_NONE, t0.pss_source);
   EXPECT_EQ(0u, t0.pss_bytes);
-  EXPECT_GT(t0.uss_bytes, 0u);
+  // A cgroup counts only what was charged after the renderer entered it
+  // (seen 0 at READY on Linux 6.1); statm counts all it holds.
+  if (t0.uss_source != CAPSA_MEM_CGROUP) {
+    EXPECT_GT(t0.uss_bytes, 0u);
+  }
   ASSERT_EQ(0, capsa_test::SendRun(toucher, "touch 8"));
   ASSERT_TRUE(Run([&] { return done_ == 1; }, 20000)) << order_;
   auto v1 = List();
