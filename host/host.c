@@ -3,6 +3,7 @@
 // messages, restarts). See host/capsa_host.h.
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,12 +30,24 @@
 // How long an exited renderer's remaining messages may take to arrive.
 #define DRAIN_MS 250
 
+// Waits for (and reaps) the process of `pidfd`. A pidfd that was watched
+// by a uv_poll is non-blocking (uv_poll_init sets O_NONBLOCK), and waitid
+// on it then fails EAGAIN instead of waiting: that would leave a zombie
+// behind, so the flag is cleared first. 0 or -errno (ECHILD: not ours).
+static int wait_exit(int pidfd, siginfo_t *si) {
+  int fl = fcntl(pidfd, F_GETFL);
+  if (fl >= 0 && (fl & O_NONBLOCK)) fcntl(pidfd, F_SETFL, fl & ~O_NONBLOCK);
+  int rc;
+  do {
+    rc = waitid((idtype_t)P_PIDFD, (id_t)pidfd, si, WEXITED);
+  } while (rc < 0 && errno == EINTR);
+  return rc < 0 ? -errno : 0;
+}
+
 static void launch_failed_cleanup(int pidfd) {
   syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
   siginfo_t si;
-  while (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0 &&
-         errno == EINTR) {
-  }
+  (void)wait_exit(pidfd, &si);
   close(pidfd);
 }
 
@@ -132,6 +145,7 @@ static void emit_simple(struct capsa_host_renderer *r,
 // Kills r for `reason` (reported now, with `text`); its exit is then not
 // reported again. Bad messages and refused sandboxes are never restarted.
 static void finish_exit(struct capsa_host_renderer *r);
+static void successor_after_ready(struct capsa_host_renderer *r);
 
 static void kill_for(struct capsa_host_renderer *r,
                      capsa_host_event_type_t reason, const char *text) {
@@ -325,10 +339,15 @@ static void dying_sweep(struct capsa__host_impl *h, bool final) {
     siginfo_t si;
     memset(&si, 0, sizeof si);
     int rc;
-    do {
-      rc = waitid((idtype_t)P_PIDFD, (id_t)fd, &si,
-                  WEXITED | (final ? 0 : WNOHANG));
-    } while (rc < 0 && errno == EINTR);
+    if (final) {
+      rc = wait_exit(fd, &si);
+    } else {
+      do {
+        rc = waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG);
+      } while (rc < 0 && errno == EINTR);
+      // Non-blocking (a polled pidfd) and not yet exited: as WNOHANG's 0.
+      if (rc < 0 && errno == EAGAIN) rc = 0, si.si_pid = 0;
+    }
     if (rc == 0 && si.si_pid == 0) {  // still exiting
       h->dying_pidfd[kept++] = fd;
       continue;
@@ -561,6 +580,11 @@ static void on_linger(uv_timer_t *t) {
     syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
 }
 
+static bool unread_input(const struct capsa_host_renderer *r) {
+  struct pollfd p = {.fd = r->chan_fd, .events = POLLIN};
+  return r->chan_fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
 static void on_pong(capsa_channel_t *ch, int status, capsa_msg_t *reply,
                     void *arg) {
   struct capsa_host_renderer *r = ch->data;
@@ -572,9 +596,13 @@ static void on_pong(capsa_channel_t *ch, int status, capsa_msg_t *reply,
   // asks again. A renderer that stops sending is judged once the host has
   // read what it sent (no more rests); one that floods stays held to its
   // share and its budgets.
+  // Likewise while what it sent is still unread in its socket (however
+  // the host came to be behind: a start-up allowance spent without rests,
+  // a loop slowed by its other work, an emulated machine): its PONG may be
+  // there too.
   bool held_back = r->ch.share.rests != r->ping_rests;
   if (status == -ETIMEDOUT && r->state == R_READY &&
-      r->deadline_requests == 0 && !held_back)
+      r->deadline_requests == 0 && !held_back && !unread_input(r))
     kill_for(r, CAPSA_EV_HUNG, "no pong within the heartbeat timeout");
 }
 
@@ -674,6 +702,7 @@ static void on_hello(struct capsa_host_renderer *r, const capsa_msg_t *m) {
   const capsa_kind_options_t *k = &r->h->kinds[r->kind];
   if (k->heartbeat_ms)
     uv_timer_start(&r->timer, on_heartbeat, k->heartbeat_ms, k->heartbeat_ms);
+  successor_after_ready(r);
   ev.type = CAPSA_EV_READY;
   capsa__emit(r, &ev);
 }
@@ -884,16 +913,35 @@ static int claim(struct capsa_host_renderer *r, struct capsa__claimed *out) {
     close(sv[0]);
     sv[0] = spare_chan;
   }
-  *out = (struct capsa__claimed){true, c, sv[0], err_fd};
+  *out = (struct capsa__claimed){
+      .valid = true, .child = c, .chan = sv[0], .err_fd = err_fd};
   return 0;
 }
 
-static void claimed_discard(struct capsa__claimed *c) {
+// Not waited for when the dying list has room (as detach_dying): killed,
+// it exits on its own time and is reaped by the retry timer.
+static void claimed_discard(struct capsa__host_impl *h,
+                            struct capsa__claimed *c) {
   if (!c->valid) return;
   c->valid = false;
   close(c->chan);
   close(c->err_fd);
-  launch_failed_cleanup(c->child.pidfd);
+  if (h->ndying == CAPSA__CG_BUSY_MAX) {
+    launch_failed_cleanup(c->child.pidfd);
+    return;
+  }
+  syscall(SYS_pidfd_send_signal, c->child.pidfd, SIGKILL, NULL, 0);
+  h->dying_pidfd[h->ndying++] = c->child.pidfd;
+  busy_retry_start(h);
+}
+
+// Takes r's claimed next process off it (a successor is no longer held).
+static struct capsa__claimed claimed_take(struct capsa_host_renderer *r) {
+  struct capsa__claimed c = r->next_claim;
+  if (c.valid && c.successor) r->h->nsuccessors--;
+  r->next_claim.valid = false;
+  r->next_claim.successor = false;
+  return c;
 }
 
 // A navigation claims the next renderer at once, while the old one exits
@@ -902,22 +950,60 @@ static void claimed_discard(struct capsa__claimed *c) {
 // have to hold it from its fork on (cgroups in use and no spare: its
 // rlimits were dropped for the cgroup, host/host.c limits_setup), and not
 // when a claim failed: launch forks then, as for any restart.
-static void claim_ahead(struct capsa_host_renderer *r) {
+// Returns whether it asked the zygote.
+static bool claim_ahead(struct capsa_host_renderer *r) {
   struct capsa__host_impl *h = r->h;
   const capsa_kind_options_t *k = &h->kinds[r->kind];
   if (r->next_claim.valid ||
       (h->cg_active && !k->keep_spare &&
        (kind_controllers(k) || h->opts.cgroups == CAPSA_CGROUPS_REQUIRED)))
-    return;
+    return false;
   if (claim(r, &r->next_claim) < 0) r->next_claim.valid = false;
+  return true;
+}
+
+// Successors (host_internal.h CAPSA__SUCCESSORS_MAX): what a navigation
+// then costs is the kill, the attach and the first exchange, not a round
+// trip to the zygote (and its wake-up) first. Off the navigation's path: a
+// timer after READY. A successor is a process like a spare (forked from the
+// zygote, in capability mode, holding nothing delegated); it sees nothing
+// of the incarnation it follows. A renderer that ends for good discards it.
+static bool wants_successor(const struct capsa_host_renderer *r) {
+  return r->navigations > 0 && r->state == R_READY && !r->next_claim.valid &&
+         !r->no_restart && !r->closing && !r->kill_reason && !r->navigating;
+}
+
+static void on_successors(uv_timer_t *t) {
+  struct capsa__host_impl *h = t->data;
+  unsigned asked = 0;
+  for (struct capsa_host_renderer *r = h->renderers; r; r = r->next) {
+    if (h->closing || h->nsuccessors >= CAPSA__SUCCESSORS_MAX) return;
+    if (!wants_successor(r)) continue;
+    if (asked == 2) {  // the loop is not held for long: more next tick
+      uv_timer_start(t, on_successors, CAPSA__SUCCESSOR_DELAY_MS, 0);
+      return;
+    }
+    if (!claim_ahead(r)) continue;
+    asked++;
+    if (r->next_claim.valid) {
+      r->next_claim.successor = true;
+      h->nsuccessors++;
+    }
+  }
+}
+
+static void successor_after_ready(struct capsa_host_renderer *r) {
+  struct capsa__host_impl *h = r->h;
+  if (wants_successor(r) && h->nsuccessors < CAPSA__SUCCESSORS_MAX &&
+      !h->closing && !uv_is_active((uv_handle_t *)&h->successors))
+    uv_timer_start(&h->successors, on_successors, CAPSA__SUCCESSOR_DELAY_MS, 0);
 }
 
 static int launch(struct capsa_host_renderer *r) {
   struct capsa__host_impl *h = r->h;
   struct capsa__claimed cl;
   if (r->next_claim.valid) {
-    cl = r->next_claim;
-    r->next_claim.valid = false;
+    cl = claimed_take(r);
   } else {
     int cerr = claim(r, &cl);
     if (cerr < 0) return cerr;
@@ -952,7 +1038,8 @@ static int launch(struct capsa_host_renderer *r) {
     return err;
   }
   r->ch.data = r;
-  r->origin = 0;  // until its first message: nothing of it to answer yet
+  r->chan_fd = sv[0];  // the channel's now: only looked at (on_pong)
+  r->origin = 0;       // until its first message: nothing of it to answer yet
   r->pidfd = c.pidfd;
   r->pid = c.pid;
   r->state = R_STARTING;
@@ -1005,12 +1092,14 @@ void capsa__renderer_unpend(struct capsa_host_renderer *r) {
 #define BACKOFF_CAP_MS 30000u
 
 // The handle's last step: CLOSED follows, nothing can start it again.
-static void claimed_discard(struct capsa__claimed *c);
+static void claimed_discard(struct capsa__host_impl *h,
+                            struct capsa__claimed *c);
 static void close_handle(struct capsa_host_renderer *r) {
   r->no_restart = true;
   r->navigating = false;
-  claimed_discard(
-      &r->next_claim);  // claimed for a navigation that is not to be
+  // Claimed for a navigation that is not to be (or a successor).
+  struct capsa__claimed next = claimed_take(r);
+  claimed_discard(r->h, &next);
   uv_close((uv_handle_t *)&r->timer, on_timer_closed);
 }
 
@@ -1103,6 +1192,8 @@ int capsa_host_init(uv_loop_t *loop, capsa_host_t *host,
   for (int i = 0; i < CAPSA__FONTS; i++) h->fonts[i].fd = -1;
   uv_timer_init(loop, &h->closer);
   h->closer.data = h;
+  uv_timer_init(loop, &h->successors);
+  h->successors.data = h;
   host->impl = h;
   return 0;
 }
@@ -1345,6 +1436,7 @@ int capsa_host_spawn(capsa_host_t *host, int kind, void *data,
   r->kind = kind;
   r->data = data;
   r->pidfd = -1;
+  r->chan_fd = -1;
   r->err_fd = -1;
   int err = launch(r);
   if (err < 0) {
@@ -1680,6 +1772,15 @@ static void on_async_closed(uv_handle_t *hd) {
   uv_close((uv_handle_t *)&h->closer, on_closer_closed);
 }
 
+// The closer last: its callback frees h (the async handle is in h).
+static void on_successors_closed(uv_handle_t *hd) {
+  struct capsa__host_impl *h = hd->data;
+  if (h->dns_async_inited)
+    capsa__broker_close(h, on_async_closed);
+  else
+    uv_close((uv_handle_t *)&h->closer, on_closer_closed);
+}
+
 static void finish_close(struct capsa__host_impl *h) {
   dying_sweep(h, true);
   cg_busy_sweep(h, true);
@@ -1690,11 +1791,7 @@ static void finish_close(struct capsa__host_impl *h) {
   capsa__orphans_stop(h->orphans);
   h->orphans = NULL;
   capsa__broker_free_fonts(h);
-  // The closer last: its callback frees h (the async handle is in h).
-  if (h->dns_async_inited)
-    capsa__broker_close(h, on_async_closed);
-  else
-    uv_close((uv_handle_t *)&h->closer, on_closer_closed);
+  uv_close((uv_handle_t *)&h->successors, on_successors_closed);
 }
 
 void capsa_host_close(capsa_host_t *host, capsa_host_close_cb cb) {

@@ -298,8 +298,15 @@ static struct spare g_spare[CAPSA__ZYGOTE_MAX_KINDS];
 
 static bool g_spare_due;  // a spare was handed over: make the next one
 
+// Set by a drain: the host is stopping this zygote. No spare is made after
+// it: one forked then (a spare was due) would be the host's child (we fork
+// with CLONE_PARENT) that the host never learns of, left a zombie in the
+// host when this zygote is killed.
+static bool g_drained;
+
 static void make_spare(unsigned k) {
-  if (!g_kinds[k].keep_spare || g_spare[k].valid || g_ready.kind_error[k] < 0)
+  if (!g_kinds[k].keep_spare || g_spare[k].valid || g_ready.kind_error[k] < 0 ||
+      g_drained)
     return;
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) return;
@@ -317,6 +324,7 @@ static void make_spare(unsigned k) {
 }
 
 static void drain(int ctrl) {
+  g_drained = true;
   for (unsigned k = 0; k < g_nkinds; k++) {
     if (!g_spare[k].valid) continue;
     struct reply rep = {1, g_spare[k].child.pid, 0};
