@@ -52,6 +52,19 @@ struct capsa__rights_row {
 extern const struct capsa__rights_row capsa__rights_rows[];
 extern const size_t capsa__rights_nrows;
 
+// Descriptor arguments of syscalls capability mode allows that have no row
+// above, each with why no right is checked there. Reviewed data, like the
+// rows: tests/sandbox/rights_coverage_test.cc walks the capability-mode
+// table against the rows and these, so a syscall allowed on descriptors
+// cannot be added without either.
+struct capsa__rights_exempt {
+  int nr;
+  uint8_t fd_arg;
+  const char *reason;
+};
+extern const struct capsa__rights_exempt capsa__rights_exempt[];
+extern const size_t capsa__rights_nexempt;
+
 // Linux fcntl commands allowed on a limited number holding `e`'s rights and
 // fcntl mask; writes up to `max` into `cmds`, returns how many.
 size_t capsa__rights_fcntl_allowed(const struct capsa__rights_entry *e,

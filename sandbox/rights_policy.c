@@ -231,8 +231,18 @@ const struct capsa__rights_row capsa__rights_rows[] = {
   ROW(SYS_timerfd_gettime, 0, CAPSA_CAP_READ, "timerfd_gettime(2) reads it"),
 
   // Events: epoll registers the descriptor; poll/select take arrays the
-  // filter cannot read (a documented gap).
+  // filter cannot read (a documented gap). The epoll instance itself is
+  // FreeBSD's kqueue: changing its set needs CAP_KQUEUE_CHANGE, collecting
+  // its events CAP_KQUEUE_EVENT (kevent(2)).
   ROW(SYS_epoll_ctl, 2, CAPSA_CAP_EVENT, "epoll_ctl(2) on the descriptor"),
+  ROW(SYS_epoll_ctl, 0, CAPSA_CAP_KQUEUE_CHANGE,
+      "kevent(2) changelist: epoll_ctl(2) on the instance"),
+  ROW(SYS_epoll_wait, 0, CAPSA_CAP_KQUEUE_EVENT,
+      "kevent(2) eventlist: epoll_wait(2) on the instance"),
+  ROW(SYS_epoll_pwait, 0, CAPSA_CAP_KQUEUE_EVENT,
+      "kevent(2) eventlist: epoll_pwait(2) on the instance"),
+  ROW(SYS_epoll_pwait2, 0, CAPSA_CAP_KQUEUE_EVENT,
+      "kevent(2) eventlist: epoll_pwait2(2) on the instance"),
 
   // Process descriptors (pidfds).
   ROW(SYS_pidfd_send_signal, 0, CAPSA_CAP_PDKILL, "pdkill(2)"),
@@ -250,6 +260,26 @@ const struct capsa__rights_row capsa__rights_rows[] = {
 // clang-format on
 const size_t capsa__rights_nrows =
     sizeof(capsa__rights_rows) / sizeof(capsa__rights_rows[0]);
+
+// clang-format off
+const struct capsa__rights_exempt capsa__rights_exempt[] = {
+  {SYS_close, 0, "releases authority; FreeBSD checks no right"},
+  {SYS_close_range, 0, "releases authority (a range of numbers)"},
+  {SYS_dup2, 1, "the target number: what it held is closed (released)"},
+  {SYS_dup3, 1, "the target number: what it held is closed (released)"},
+  {SYS_fadvise64, 0, "FreeBSD posix_fadvise: cap_no_rights (a hint)"},
+  {SYS_fcntl, 0, "per command: kFcntlRows' allowlist (rights_bpf.c)"},
+  {SYS_ioctl, 0, "per command: cap_ioctls_limit's allowlist (rights_bpf.c)"},
+  {SYS_signalfd, 0,
+   "changes the mask of a signalfd it holds: its own signals, no other "
+   "object (FreeBSD has no signalfd)"},
+  {SYS_signalfd4, 0,
+   "changes the mask of a signalfd it holds: its own signals, no other "
+   "object (FreeBSD has no signalfd)"},
+};
+// clang-format on
+const size_t capsa__rights_nexempt =
+    sizeof(capsa__rights_exempt) / sizeof(capsa__rights_exempt[0]);
 
 bool capsa__rights_has(const capsa_rights_t *rights, uint64_t need) {
   int idx = CAPSA_CAPIDXBIT(need);

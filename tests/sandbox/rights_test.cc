@@ -102,7 +102,7 @@ int MakeFreshSock() {
   return socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 }
 
-enum Kind { kFile, kDir, kSock, kFreshSock };
+enum Kind { kFile, kDir, kSock, kFreshSock, kEpoll };
 
 struct Case {
   const char *name;
@@ -266,6 +266,29 @@ std::vector<Case> Cases() {
          return (long)epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
        },
        true},
+      {"KQUEUE_CHANGE(epoll_ctl on the instance)", CAPSA_CAP_KQUEUE_CHANGE,
+       kEpoll,
+       [](int fd) {
+         int sv[2];
+         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+           return -1L;
+         struct epoll_event ev = {};
+         ev.events = EPOLLIN;
+         return (long)epoll_ctl(fd, EPOLL_CTL_ADD, sv[0], &ev);
+       },
+       true},
+      {"KQUEUE_EVENT(epoll_wait)", CAPSA_CAP_KQUEUE_EVENT, kEpoll,
+       [](int fd) {
+         struct epoll_event ev;
+         return (long)epoll_wait(fd, &ev, 1, 0);
+       },
+       true},
+      {"KQUEUE_EVENT(epoll_pwait)", CAPSA_CAP_KQUEUE_EVENT, kEpoll,
+       [](int fd) {
+         struct epoll_event ev;
+         return (long)epoll_pwait(fd, &ev, 1, 0, nullptr);
+       },
+       true},
       {"BIND", CAPSA_CAP_BIND, kFreshSock,
        [](int fd) {
          struct sockaddr_un a = {};
@@ -303,6 +326,8 @@ int Make(Kind k) {
       return MakeSock();
     case kFreshSock:
       return MakeFreshSock();
+    case kEpoll:  // FreeBSD's kqueue: CAP_KQUEUE_CHANGE / CAP_KQUEUE_EVENT
+      return epoll_create1(EPOLL_CLOEXEC);
   }
   return -1;
 }
