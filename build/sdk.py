@@ -47,6 +47,7 @@ HEADERS = {
     "ipc/validate.h": "capsa/validate.h",
     "ipc/shm.h": "capsa/shm.h",
     "ipc/frames.h": "capsa/frames.h",
+    "ipc/data_pipe.h": "capsa/data_pipe.h",
     "sandbox/capmode.h": "capsa/capmode.h",
     "sandbox/errors.h": "capsa/errors.h",
     "sandbox/namespaces.h": "capsa/namespaces.h",

@@ -29,7 +29,10 @@ int capsa_cmd_doctor(int argc, char **argv);
 int capsa_cmd_bench(int argc, char **argv);
 int capsa_cmd_fuzz(int argc, char **argv);
 int capsa_bench_capmode(int argc, char **argv);
-int capsa_bench_ipc(int argc, char **argv);       // bench_ipc.c
+int capsa_bench_ipc(int argc, char **argv);  // bench_ipc.c
+// GB/s of `chunks` MiB through a data pipe to a forked consumer (0: failed).
+double capsa__bench_data_pipe_gbps(int chunks, int cpu_a,
+                                   int cpu_b);    // bench_data_pipe.c
 int capsa_bench_spawn(int argc, char **argv);     // bench_spawn.c
 int capsa_bench_pool(int argc, char **argv);      // bench_pool.c
 int capsa_bench_navigate(int argc, char **argv);  // bench_navigate.c
