@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import staging
 
@@ -41,6 +42,12 @@ def list_tests(binary):
         else:
             tests.append(suite + name.strip())
     return tests
+
+
+def timed(fn, *args):
+    t = time.monotonic()
+    result = fn(*args)
+    return result, time.monotonic() - t
 
 
 def run_one(binary, test, timeout, unprivileged, cwd, home):
@@ -188,6 +195,7 @@ def main():
 
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     failures = []
+    durations = []
     is_root = os.geteuid() == 0
     unpriv_tmp = tempfile.mkdtemp(prefix="capsa-unpriv-")
     try:
@@ -234,12 +242,15 @@ def main():
                     # pass in its staged copy.
                     cwd = os.path.dirname(path)
                     local = {"passed": 0, "failed": 0, "skipped": 0}
+                    started = time.monotonic()
                     with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
-                        futs = {ex.submit(run_one, path, t, timeout, unprivileged,
-                                          cwd, home): t for t in tests}
+                        futs = {ex.submit(timed, run_one, path, t, timeout,
+                                          unprivileged, cwd, home): t
+                                for t in tests}
                         for fut in concurrent.futures.as_completed(futs):
                             t = futs[fut]
-                            status, output = fut.result()
+                            (status, output), secs = fut.result()
+                            durations.append((secs, "%s %s" % (label, t)))
                             local[status] += 1
                             if status == "failed":
                                 failures.append("%s %s" % (label, t))
@@ -251,14 +262,22 @@ def main():
                                       (label, t, skip_reason(output)))
                     for k in counts:
                         counts[k] += local[k]
-                    print("[runner] %-45s %d passed, %d failed, %d skipped" %
-                          (label, local["passed"], local["failed"], local["skipped"]))
+                    print("[runner] %-45s %d passed, %d failed, %d skipped "
+                          "(%.0f s)" % (label, local["passed"], local["failed"],
+                                        local["skipped"],
+                                        time.monotonic() - started))
                     sys.stdout.flush()
             if not args.filter:
                 run_fuzzers(out_dir, counts, failures)
     finally:
         shutil.rmtree(unpriv_tmp, ignore_errors=True)
 
+    if durations:
+        # Where the suite's time goes (one test per process; --jobs at once).
+        durations.sort(reverse=True)
+        print("\nSlowest tests:")
+        for secs, what in durations[:8]:
+            print("  %6.1f s  %s" % (secs, what))
     if failures:
         print("\nFailed:")
         for f in failures:
