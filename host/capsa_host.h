@@ -677,7 +677,9 @@ int capsa_renderer_restart(capsa_renderer_t *r);
 // mode, holding nothing; listed by capsa_host_renderer_info as
 // CAPSA_RINFO_SUCCESSOR; at most 8 per host), so that the next navigation
 // costs no round trip to the zygote. It sees nothing of the incarnation it
-// follows; a handle that ends for good ends its successor too.
+// follows. When the handle ends for good its successor serves the next
+// capsa_host_spawn of the kind (one per kind; listed as a spare meanwhile),
+// as a spare would; the host closing ends it.
 // 0; -ESRCH when the handle is ending for good (killed, shut down, a bad
 // message, a refused sandbox, the policy's last CLOSED, the host closing):
 // spawn a new one; -EINVAL.

@@ -146,6 +146,7 @@ static void emit_simple(struct capsa_host_renderer *r,
 // reported again. Bad messages and refused sandboxes are never restarted.
 static void finish_exit(struct capsa_host_renderer *r);
 static void successor_after_ready(struct capsa_host_renderer *r);
+static void drop_claimed_of_old_zygote(struct capsa__host_impl *h);
 
 static void kill_for(struct capsa_host_renderer *r,
                      capsa_host_event_type_t reason, const char *text) {
@@ -871,20 +872,44 @@ static void prepare_check(struct capsa_host_renderer *r) {
 // a child that inherits a held libc lock wedges, and the 5 s start timeout
 // then fails the spawn instead of hanging the host.
 static int restart_zygote(struct capsa__host_impl *h) {
+  drop_claimed_of_old_zygote(h);
   capsa__zygote_stop(&h->zygote);
   h->zygote_restarts++;
   return start_zygote(h);
 }
 
+static void claimed_discard(struct capsa__host_impl *h,
+                            struct capsa__claimed *c);
+
+// Processes claimed from a zygote that is being replaced: forked from its
+// image (its canary, its layout), they are not what a renewal promises.
+static void drop_claimed_of_old_zygote(struct capsa__host_impl *h) {
+  for (unsigned k = 0; k < h->nkinds; k++) claimed_discard(h, &h->held[k]);
+  for (struct capsa_host_renderer *r = h->renderers; r; r = r->next) {
+    if (!r->next_claim.valid || !r->next_claim.successor) continue;
+    h->nsuccessors--;
+    r->next_claim.successor = false;
+    claimed_discard(h, &r->next_claim);
+  }
+}
+
 // A renderer forked by the zygote (or its spare handed over), not yet
 // attached to its handle: its pid and pidfd, its channel's host end and
-// its stderr pipe's read end.
+// its stderr pipe's read end. A successor left by a handle that ended
+// (h->held) serves first: no round trip to the zygote.
 static int claim(struct capsa_host_renderer *r, struct capsa__claimed *out) {
   struct capsa__host_impl *h = r->h;
   if (h->zygote.kind_error[r->kind] < 0) return h->zygote.kind_error[r->kind];
+  if (h->held[r->kind].valid) {
+    *out = h->held[r->kind];
+    h->held[r->kind].valid = false;
+    out->successor = false;
+    return 0;
+  }
   // opts.zygote_renew_after: a fresh exec, so a new canary and layout.
   unsigned renew = h->opts.zygote_renew_after;
   if (renew && h->zygote_forks >= renew) {
+    drop_claimed_of_old_zygote(h);
     capsa__zygote_stop(&h->zygote);
     int zerr = start_zygote(h);
     if (zerr < 0) return zerr;
@@ -1097,9 +1122,17 @@ static void claimed_discard(struct capsa__host_impl *h,
 static void close_handle(struct capsa_host_renderer *r) {
   r->no_restart = true;
   r->navigating = false;
-  // Claimed for a navigation that is not to be (or a successor).
+  // Claimed for a navigation that is not to be (or a successor): the next
+  // spawn of the kind takes it (one per kind), as it would a spare; it
+  // never served this handle.
+  struct capsa__host_impl *h = r->h;
   struct capsa__claimed next = claimed_take(r);
-  claimed_discard(r->h, &next);
+  if (next.valid && !h->closing && !h->held[r->kind].valid) {
+    next.successor = false;
+    h->held[r->kind] = next;
+  } else {
+    claimed_discard(h, &next);
+  }
   uv_close((uv_handle_t *)&r->timer, on_timer_closed);
 }
 
@@ -1782,6 +1815,7 @@ static void on_successors_closed(uv_handle_t *hd) {
 }
 
 static void finish_close(struct capsa__host_impl *h) {
+  for (unsigned k = 0; k < h->nkinds; k++) claimed_discard(h, &h->held[k]);
   dying_sweep(h, true);
   cg_busy_sweep(h, true);
   group_busy_sweep(h, true);

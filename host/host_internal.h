@@ -173,6 +173,10 @@ struct capsa__host_impl {
   // are held now (at most CAPSA__SUCCESSORS_MAX).
   uv_timer_t successors;
   unsigned nsuccessors;
+  // The successor of a handle that ended, per kind, kept for the next
+  // claim of that kind (host.c claim); discarded when the host closes or
+  // the zygote is replaced.
+  struct capsa__claimed held[CAPSA__MAX_KINDS];
   uv_timer_t closer;  // the last handle closed; also the *_busy retries
   capsa_host_close_cb close_cb;
 };

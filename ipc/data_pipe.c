@@ -66,10 +66,10 @@ struct capsa_data_pipe {
   void *map;         // HEADER + 2 * capacity bytes of address space
   size_t capacity;   // from the verified size, never from the header
   bool producer;
-  bool busy;      // between begin_* and end_*
-  bool corrupt;   // the peer lied once: every call fails -EBADMSG
-  uint64_t pos;   // ours: bytes written (producer) or consumed (consumer)
-  size_t granted; // what the last begin_* handed out
+  bool busy;       // between begin_* and end_*
+  bool corrupt;    // the peer lied once: every call fails -EBADMSG
+  uint64_t pos;    // ours: bytes written (producer) or consumed (consumer)
+  size_t granted;  // what the last begin_* handed out
 };
 
 static bool power_of_two(size_t n) {
@@ -144,8 +144,8 @@ int capsa_data_pipe_open(int fd, capsa_data_pipe_t **out) {
       !valid_capacity((size_t)st.st_size - HEADER))
     return -EMSGSIZE;
   size_t capacity = (size_t)st.st_size - HEADER;
-  int seals = capsa_shm_verify(fd, (size_t)st.st_size,
-                               CAPSA_SHM_PEER_READWRITE);
+  int seals =
+      capsa_shm_verify(fd, (size_t)st.st_size, CAPSA_SHM_PEER_READWRITE);
   if (seals < 0) return seals;
   capsa_data_pipe_t *p = calloc(1, sizeof *p);
   if (!p) return -ENOMEM;
@@ -237,8 +237,8 @@ static int wait_for(capsa_data_pipe_t *p, int timeout_ms) {
     uint32_t seen = atomic_load_explicit(word, memory_order_acquire);
     atomic_store_explicit(sleeping, 1, memory_order_seq_cst);
     int64_t used = fill(p);
-    bool ready = used >= 0 && (p->producer ? (size_t)used < p->capacity
-                                           : used > 0);
+    bool ready =
+        used >= 0 && (p->producer ? (size_t)used < p->capacity : used > 0);
     if (used >= 0 && !ready && !peer_closed(p)) {
       uint64_t left = deadline - now;
       struct timespec ts = {(time_t)(left / 1000),
@@ -259,10 +259,9 @@ static void wake_peer(capsa_data_pipe_t *p, bool always) {
     futex(signal_word(p), FUTEX_WAKE, 1, NULL);
 }
 
-static int begin(capsa_data_pipe_t *p, bool producer, uint8_t **at,
-                 size_t *len, int timeout_ms) {
-  if (!p || !at || !len || p->producer != producer || p->busy ||
-      timeout_ms < 0)
+static int begin(capsa_data_pipe_t *p, bool producer, uint8_t **at, size_t *len,
+                 int timeout_ms) {
+  if (!p || !at || !len || p->producer != producer || p->busy || timeout_ms < 0)
     return -EINVAL;
   int64_t used = fill(p);
   if (used < 0) return (int)used;
@@ -304,8 +303,8 @@ static int end(capsa_data_pipe_t *p, bool producer, size_t n) {
   return 0;
 }
 
-int capsa_data_pipe_begin_write(capsa_data_pipe_t *p, void **room,
-                                size_t *len, int timeout_ms) {
+int capsa_data_pipe_begin_write(capsa_data_pipe_t *p, void **room, size_t *len,
+                                int timeout_ms) {
   uint8_t *at = NULL;
   int err = begin(p, true, &at, len, timeout_ms);
   if (err == 0) *room = at;

@@ -98,8 +98,8 @@ int capsa_data_pipe_open(int fd, capsa_data_pipe_t **out);
 // with timeout 0); -EPIPE (the consumer closed its end); -EBADMSG (the
 // consumer corrupted the pipe; sticky); -EINVAL (not the producer, or a
 // write already begun).
-int capsa_data_pipe_begin_write(capsa_data_pipe_t *p, void **room,
-                                size_t *len, int timeout_ms);
+int capsa_data_pipe_begin_write(capsa_data_pipe_t *p, void **room, size_t *len,
+                                int timeout_ms);
 // Publishes the first `n` bytes of the room begin_write gave (n <= its
 // len; 0 publishes nothing) and ends the write. 0 or -EINVAL.
 int capsa_data_pipe_end_write(capsa_data_pipe_t *p, size_t n);

@@ -303,9 +303,11 @@ TEST_F(Navigation, HoldsASuccessorThatTheNextNavigationAttaches) {
   EXPECT_EQ(0u, capsa_renderer_restarts(r));
 }
 
-// A successor ends with its handle (killed for good) and with the host, and
-// the host holds at most 8 however many handles navigated.
-TEST_F(Navigation, ASuccessorEndsWithItsHandleAndTheHostHoldsAtMostEight) {
+// The successor of a handle that ends for good serves the next spawn of
+// its kind (one per kind, as a spare would), then a second one ends; the
+// host holds at most 8 however many handles navigated, and none outlives
+// the host.
+TEST_F(Navigation, ASuccessorOutlivesItsHandleOnlyToServeTheNextSpawn) {
   int k = Kind("nav");
   capsa_renderer_t *r = Start(k);
   ASSERT_NE(nullptr, r);
@@ -315,16 +317,27 @@ TEST_F(Navigation, ASuccessorEndsWithItsHandleAndTheHostHoldsAtMostEight) {
   ASSERT_TRUE(Run([&] { return (s = SuccessorOf(r)) > 0; }, 3000));
   ASSERT_EQ(0, capsa_renderer_kill(r));
   ASSERT_TRUE(Run([&] { return closed_ == 1; }, 5000)) << order_;
-  EXPECT_TRUE(Run([&] { return !Alive(s); }, 3000))
-      << "the successor of a killed handle is killed too";
+  EXPECT_TRUE(Alive(s)) << "kept for the next spawn of the kind";
+  capsa_renderer_t *next = nullptr;
+  ASSERT_EQ(0, capsa_host_spawn(&host_, k, nullptr, &next));
+  ASSERT_TRUE(Run([&] { return ready_ == 3; }, 10000)) << order_;
+  EXPECT_EQ(s, capsa_renderer_pid(next)) << "the spawn took it";
+  // Again: the next spawn takes the second handle's successor.
+  ASSERT_EQ(0, capsa_renderer_navigate(next));
+  ASSERT_TRUE(Run([&] { return ready_ == 4; }, 10000)) << order_;
+  pid_t s2 = 0;
+  ASSERT_TRUE(Run([&] { return (s2 = SuccessorOf(next)) > 0; }, 3000));
+  ASSERT_EQ(0, capsa_renderer_kill(next));
+  ASSERT_TRUE(Run([&] { return closed_ == 2; }, 5000)) << order_;
   Wait(100);
-  EXPECT_EQ(0u, ZombieChildren()) << "and reaped";
+  EXPECT_EQ(0u, ZombieChildren()) << "nothing left unreaped";
 
   std::vector<capsa_renderer_t *> tabs(10);
   for (auto &t : tabs) ASSERT_EQ(0, capsa_host_spawn(&host_, k, nullptr, &t));
-  ASSERT_TRUE(Run([&] { return ready_ == 12; }, 20000)) << order_;
+  ASSERT_TRUE(Run([&] { return ready_ == 14; }, 20000)) << order_;
+  EXPECT_EQ(s2, capsa_renderer_pid(tabs[0]));
   for (auto *t : tabs) ASSERT_EQ(0, capsa_renderer_navigate(t));
-  ASSERT_TRUE(Run([&] { return ready_ == 22; }, 20000)) << order_;
+  ASSERT_TRUE(Run([&] { return ready_ == 24; }, 20000)) << order_;
   ASSERT_TRUE(Run([&] { return Successors() == 8; }, 5000)) << Successors();
   Wait(200);
   EXPECT_EQ(8u, Successors()) << "never more than 8";

@@ -280,8 +280,7 @@ TEST(DataPipe, AcrossProcessesIntoCapabilityMode) {
         int err;
         const void *in;
         size_t len;
-        while ((err = capsa_data_pipe_begin_read(rx, &in, &len, 10000)) ==
-               0) {
+        while ((err = capsa_data_pipe_begin_read(rx, &in, &len, 10000)) == 0) {
           const uint8_t *b = (const uint8_t *)in;
           for (size_t i = 0; i < len; i++)
             if (b[i] != Byte(r + i)) FAIL() << "byte " << r + i;
