@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -376,6 +377,16 @@ int FuzzRenderer(int chan, const capsa_sandbox_report_t *sandbox, void *) {
     p++;  // the host's actions (kFuzzHostAct*), not the renderer's
     n--;
   }
+  if (flags & (kFuzzHostFork | kFuzzHostForkStay)) {
+    pid_t child = fork();
+    if (child == 0) {
+      bool leave = (flags & kFuzzHostFork) != 0;
+      if (leave) setsid();
+      struct timespec nap = {0, (leave ? 2 : 50) * 1000 * 1000};
+      nanosleep(&nap, nullptr);
+      _exit(0);
+    }
+  }
   if (flags & kFuzzHostLoop) return LoopRenderer(chan, sandbox, p, n);
   bool listen = (flags & kFuzzHostListen) != 0;
   if (flags & kFuzzHostAutoHello) SendHello(chan, sandbox);
@@ -710,6 +721,9 @@ void Setup() {
   // (host/sanitizer_limits.h).
   g_kind = capsa_host_define_kind(&g_host, &k);
   if (g_kind < 0) abort();
+  // Orphans land here, as on a container's entrypoint: the host reaps
+  // the ones it adopts (host/orphans.c; kFuzzHostFork).
+  prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   int err = capsa_host_start(&g_host);
   if (err < 0) {
     fprintf(stderr, "fuzz_host: capsa_host_start: %s (%s)\n", strerror(-err),

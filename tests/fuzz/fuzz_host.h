@@ -26,6 +26,12 @@
 //                      20 ms), answering PING and leaving at SHUTDOWN;
 //                      records that do not decode or send are skipped.
 //                      The host sees long valid sequences.
+//   kFuzzHostFork      before its records the renderer forks a child that
+//                      leaves its process group (setsid) and exits 2 ms
+//                      later: an orphan the host (a child subreaper, as a
+//                      container's entrypoint is) reaps
+//   kFuzzHostForkStay  ... a child that stays in the group, 50 ms: the
+//                      host kills the group with the renderer
 //   kFuzzHostEmbedder  the byte after the flags is kFuzzHostAct* bits: what
 //                      the harness, as an embedder, does to the renderer
 //                      (at READY, or at its first message)
@@ -45,6 +51,8 @@
 #define kFuzzHostAbort 0x08u
 #define kFuzzHostEmbedder 0x10u
 #define kFuzzHostLoop 0x20u
+#define kFuzzHostFork 0x40u
+#define kFuzzHostForkStay 0x80u
 #define kFuzzHostLingerMs 40
 
 enum FuzzHostAct {

@@ -355,6 +355,14 @@ void HostSeeds(std::vector<HostInput> *out) {
     HostRecord(&in.bytes, {}, Encoded(Log("about to crash", 2)));
     out->push_back(in);
   }
+  // A renderer's child that outlives it (an orphan the host reaps) and one
+  // that stays in its group (killed with it).
+  for (uint8_t how : {kFuzzHostFork, kFuzzHostForkStay}) {
+    HostInput in{how == kFuzzHostFork ? "fork_orphan" : "fork_in_group",
+                 {(uint8_t)(kHello | how)}};
+    HostRecord(&in.bytes, {}, Encoded(Log("forked", 2)));
+    out->push_back(in);
+  }
   {
     // A renderer that lingers without answering PING: the heartbeat judges
     // it.
