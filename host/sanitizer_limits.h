@@ -17,6 +17,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct capsa__host_impl;
 
 // The sanitizer runtime in this process that reserves address space
@@ -36,5 +40,9 @@ bool capsa__rlimit_as_applies(void);
 // snprintf does.
 int capsa__sanitizer_limits_note(const struct capsa__host_impl *h, char *buf,
                                  size_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif  // CAPSA_HOST_SANITIZER_LIMITS_H_
