@@ -259,6 +259,21 @@ int OnLoopMessage(capsa_rloop_t *l, capsa_msg_t *m) {
     capsa_rloop_reply(l, m, &pong);
     return 0;
   }
+  if (m->type == CAPSA_MSG_INTERFACE &&
+      m->u.iface.iface == &capsa_test_thumbnail_interface &&
+      m->u.iface.id == CAPSA_TEST_THUMBNAIL_DECODE) {
+    // The host's request (kFuzzHostActRequest), answered as a thumbnailer
+    // would.
+    capsa_test_thumbnail_decode_result_t res;
+    capsa_test_thumbnail_decode_result_init(&res);
+    res.width = 1;
+    res.height = 1;
+    capsa_msg_t reply;
+    capsa_msg_init_iface(&reply, &capsa_test_thumbnail_interface,
+                         CAPSA_TEST_THUMBNAIL_DECODE_RESULT, &res);
+    capsa_rloop_reply(l, m, &reply);
+    return 0;
+  }
   if (m->flags & CAPSA_MSG_F_REQUEST) {
     capsa_msg_t err;
     capsa_msg_init(&err, CAPSA_MSG_ERROR);
@@ -504,7 +519,7 @@ void ActAtReady(capsa_renderer_t *r) {
     d.png = AttachRegion(&m, 4096, false);
     d.frame = AttachRegion(&m, 4096, true);
     d.name = "fuzz";
-    int err = capsa_renderer_request(r, &m, 20, OnReply, nullptr);
+    int err = capsa_renderer_request(r, &m, 50, OnReply, nullptr);
     if (err < 0) {
       if (g_verbose)
         fprintf(stderr, "fuzz_host: request: %s (%s)\n", strerror(-err),
@@ -612,7 +627,7 @@ void OnHostClosed(capsa_host_t *) {
 
 // At exit (libFuzzer's, after -max_total_time or the last input): the host
 // closes as an embedder's does (its spare and zygote ended, the loop's
-// handles closed), within 5 s.
+// handles closed), within 20 s.
 void Teardown() {
   capsa_host_close(&g_host, OnHostClosed);
   struct timespec t0, t;
@@ -620,8 +635,8 @@ void Teardown() {
   while (!g_host_closed) {
     uv_run(&g_loop, UV_RUN_NOWAIT);
     clock_gettime(CLOCK_MONOTONIC, &t);
-    if (t.tv_sec - t0.tv_sec > 5) {
-      fprintf(stderr, "fuzz_host: the host did not close within 5 s\n");
+    if (t.tv_sec - t0.tv_sec > 20) {
+      fprintf(stderr, "fuzz_host: the host did not close within 20 s\n");
       abort();
     }
     struct timespec nap = {0, 1000 * 1000};

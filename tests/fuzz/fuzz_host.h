@@ -57,7 +57,7 @@
 
 enum FuzzHostAct {
   kFuzzHostActRequest = 0x01,     // READY: a thumbnail Decode request (with
-                                  // a sealed region), 20 ms deadline
+                                  // a sealed region), 50 ms deadline
   kFuzzHostActSend = 0x02,        // READY: a carrier Deliver with a file,
                                   // a region and a frame
   kFuzzHostActShutdown = 0x04,    // READY: capsa_renderer_shutdown(10 ms)
