@@ -56,6 +56,7 @@ static_assert(sizeof(std::atomic<int>) == sizeof(int) &&
 #include "ipc/shm.h"
 #include "sandbox/memfd.h"
 #include "tests/fuzz/fuzz_host.h"
+#include "tests/host/interfaces/replies.capsa.h"
 #include "tests/ipc/interfaces/carrier.capsa.h"
 #include "tests/ipc/interfaces/thumbnail.capsa.h"
 
@@ -72,9 +73,12 @@ struct SharedInput {
 };
 SharedInput *g_in;
 
+// Thumbnail (host requests, renderer events), carrier (handles both
+// ways) and replies (renderer requests the embedder answers).
 const capsa_interface_t *const kIfaces[] = {&capsa_test_thumbnail_interface,
-                                            &capsa_test_carrier_interface};
-const unsigned kNifaces = 2;
+                                            &capsa_test_carrier_interface,
+                                            &capsa_test_replies_interface};
+const unsigned kNifaces = 3;
 const char kKind[] = "fuzz_host";
 
 // --- the renderer (runs in the forked renderer, in capability mode)
@@ -595,11 +599,23 @@ void OnEvent(capsa_host_t *, const capsa_host_event_t *ev) {
   }
   if (ev->type == CAPSA_EV_MESSAGE && (g_acts & kFuzzHostActReply) &&
       (ev->msg->flags & CAPSA_MSG_F_REQUEST)) {
+    // The replies interface's Ask gets its typed Answer, any other request
+    // an ERROR.
     capsa_msg_t reply;
-    capsa_msg_init(&reply, CAPSA_MSG_ERROR);
-    reply.u.error.code = -ENOSYS;
-    reply.u.error.message = "not served here";
-    capsa_renderer_reply(ev->renderer, ev->msg, &reply);
+    capsa_test_replies_answer_t a;
+    capsa_test_replies_answer_init(&a);
+    a.data = "answered";
+    if (ev->msg->type == CAPSA_MSG_INTERFACE &&
+        ev->msg->u.iface.iface == &capsa_test_replies_interface) {
+      capsa_msg_init_iface(&reply, &capsa_test_replies_interface,
+                           CAPSA_TEST_REPLIES_ANSWER, &a);
+    } else {
+      capsa_msg_init(&reply, CAPSA_MSG_ERROR);
+      reply.u.error.code = -ENOSYS;
+      reply.u.error.message = "not served here";
+    }
+    int err = capsa_renderer_reply(ev->renderer, ev->msg, &reply);
+    if (g_verbose) fprintf(stderr, "fuzz_host: reply: %d\n", err);
   }
   if (ev->type == CAPSA_EV_MESSAGE) {
     // The embedder's view: touch what was accepted (strings terminated,

@@ -22,6 +22,7 @@
 #include "ipc/ring.h"
 #include "tests/fuzz/fuzz_channel.h"
 #include "tests/fuzz/fuzz_host.h"
+#include "tests/host/interfaces/replies.capsa.h"
 #include "tests/ipc/interfaces/thumbnail.capsa.h"
 #include "tests/ipc/ipc_test_util.h"
 
@@ -348,6 +349,32 @@ void HostSeeds(std::vector<HostInput> *out) {
       out->push_back(in);
     }
   }
+  // The replies interface's Ask (a renderer's request to the embedder),
+  // answered (kFuzzHostActReply) or not, raw and through the loop.
+  for (int loop = 0; loop < 2; loop++)
+    for (int reply = 0; reply < 2; reply++) {
+      HostInput in{
+          std::string(loop ? "loop_" : "") + "ask" + (reply ? "_answered" : ""),
+          {(uint8_t)((loop ? kFuzzHostLoop : (kHello | kListen)) |
+                     (reply ? kFuzzHostEmbedder : 0))}};
+      if (reply) in.bytes.push_back(kFuzzHostActReply);
+      capsa_test_replies_ask_t ask;
+      capsa_test_replies_ask_init(&ask);
+      ask.tag = "question";
+      std::vector<uint8_t> w =
+          IfaceWire(&capsa_test_replies_interface, 2, CAPSA_TEST_REPLIES_ASK,
+                    &ask, nullptr, 0, 2);
+      // A request: the flag and an id of its own.
+      capsa_msg_t m;
+      if (capsa_msg_decode(w.data(), w.size(), &m, nullptr, 0) == 0) {
+        m.flags = CAPSA_MSG_F_REQUEST;
+        m.request_id = 1;
+        w = Encoded(m);
+      }
+      HostRecord(&in.bytes, {}, w);
+      HostRecord(&in.bytes, {}, Encoded(Log("asked", 3)));
+      out->push_back(in);
+    }
   // Crashes after a message: a fault and an abort.
   for (uint8_t how : {kFuzzHostCrash, kFuzzHostAbort}) {
     HostInput in{how == kFuzzHostCrash ? "crash_fault" : "crash_abort",
