@@ -404,8 +404,21 @@ typedef struct capsa_kind_options {
   // zero-initialised struct) means that default too, never "none". No limit
   // is the explicit choice CAPSA_LIMIT_NONE.
   //   limit_memory       1 GiB   cgroup memory.max, else RLIMIT_AS plus
-  //                               RLIMIT_FSIZE for memfds (see above;
-  //                               RLIMIT_AS not applied under ASan).
+  //                               RLIMIT_FSIZE for memfds (see above).
+  //                               RLIMIT_AS is not applied when a sanitizer
+  //                               runtime that reserves address space
+  //                               (ASan, MSan, TSan, HWASan, LSan) is in
+  //                               the process, decided at run time: an
+  //                               embedder built with -fsanitize=address
+  //                               on the SDK's uninstrumented libcapsa
+  //                               needs no CAPSA_LIMIT_NONE for its
+  //                               renderers to start. Memory is then held
+  //                               only by a memory cgroup (RLIMIT_FSIZE
+  //                               still bounds memfds), and
+  //                               capsa_host_limits_summary() says so
+  //                               ("; RLIMIT_AS not applied
+  //                               (AddressSanitizer runtime in this
+  //                               process): ...").
   //   limit_cpu_seconds  300     over the incarnation's life: RLIMIT_CPU per
   //                               process, and the whole tree counted on
   //                               each heartbeat (CAPSA_EV_LIMIT "cpu time
@@ -720,8 +733,12 @@ int capsa_host_sandbox_summary(const capsa_host_t *host, char *buf, size_t len);
 // renderer (own user namespace)" — or, where renderers cannot have a user
 // namespace each, "...; processes one count for all renderers (no user
 // namespace each: ENOSPC)" (or "(no user namespace)": the host's namespaces
-// are off or refused; "(the kernel counts per uid)": before Linux 5.14). Valid
-// after start; returns the length (as snprintf) or -EINVAL / -EAGAIN.
+// are off or refused; "(the kernel counts per uid)": before Linux 5.14). With
+// a sanitizer runtime in the process, where RLIMIT_AS would have held a kind
+// (see limit_memory): "...; RLIMIT_AS not applied (AddressSanitizer runtime
+// in this process): renderer memory not limited (memfds still by
+// RLIMIT_FSIZE)". Valid after start; returns the length (as snprintf) or
+// -EINVAL / -EAGAIN.
 int capsa_host_limits_summary(const capsa_host_t *host, char *buf, size_t len);
 // The zygote's pid (host's pid namespace), -1 before start; and how many
 // times a dead or wedged zygote was replaced (on the next spawn).

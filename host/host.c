@@ -20,6 +20,7 @@
 #include "host/kind_registry.h"
 #include "host/oom_score.h"
 #include "host/orphans.h"
+#include "host/sanitizer_limits.h"
 #include "host/text.h"
 #include "ipc/interface.h"
 #include "sandbox/features.h"
@@ -1732,6 +1733,8 @@ int capsa_host_limits_summary(const capsa_host_t *host, char *buf, size_t len) {
   if (!host || !host->impl || (!buf && len)) return -EINVAL;
   const struct capsa__host_impl *h = host->impl;
   if (!h->started) return -EAGAIN;
+  char san[256];  // RLIMIT_AS under a sanitizer (host/sanitizer_limits.h)
+  capsa__sanitizer_limits_note(h, san, sizeof san);
   if (!h->cg_active) {
     // RLIMIT_NPROC is counted per user namespace and uid: per renderer only
     // when each has a user namespace of its own (host/zygote.c).
@@ -1748,13 +1751,13 @@ int capsa_host_limits_summary(const capsa_host_t *host, char *buf, size_t len) {
       snprintf(procs, sizeof procs,
                "one count for all renderers (no user namespace each: %s)",
                strerrorname_np(-h->zygote.own_userns) ?: "?");
-    return snprintf(buf, len, "limits: rlimits (cgroup v2: %s); processes %s",
-                    h->limits_why, procs);
+    return snprintf(buf, len, "limits: rlimits (cgroup v2: %s); processes %s%s",
+                    h->limits_why, procs, san);
   }
   char names[64];
   capsa_cgroup_controllers_format(h->cg_controllers, names, sizeof names);
-  return snprintf(buf, len, "limits: cgroup v2 (%s: %s)", h->cg_parent,
-                  names[0] ? names : "no controllers");
+  return snprintf(buf, len, "limits: cgroup v2 (%s: %s)%s", h->cg_parent,
+                  names[0] ? names : "no controllers", san);
 }
 
 const char *capsa_host_start_error(const capsa_host_t *host) {

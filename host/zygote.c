@@ -24,6 +24,7 @@
 #include "host/fork_guard.h"
 #include "host/host_internal.h"
 #include "host/kind_registry.h"
+#include "host/sanitizer_limits.h"
 #include "ipc/loop.h"
 #include "sandbox/memfd.h"
 #include "sandbox/seccomp.h"
@@ -122,22 +123,13 @@ static bool g_empty_root;
 static capsa_sandbox_report_t g_report[CAPSA__ZYGOTE_MAX_KINDS];
 static char g_detail[CAPSA__ZYGOTE_MAX_KINDS][512];
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CAPSA__ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define CAPSA__ASAN 1
-#endif
-
 static void set_limit(int resource, rlim_t v) {
   if (v == 0 || v == RLIM_INFINITY) return;
-#ifdef CAPSA__ASAN
-  // ASan reserves terabytes of shadow address space: RLIMIT_AS would kill
-  // every renderer at its first allocation. Not applied in asan builds.
-  if (resource == RLIMIT_AS) return;
-#endif
+  // A sanitizer runtime in the process (whatever libcapsa was compiled
+  // with) reserves terabytes of shadow address space: RLIMIT_AS would kill
+  // every renderer at its first allocation. Decided at run time
+  // (host/sanitizer_limits.h); the host's limits summary says so.
+  if (resource == RLIMIT_AS && !capsa__rlimit_as_applies()) return;
   // CPU: SIGXCPU at the soft limit (reported as a limit), SIGKILL a second
   // later at the hard one if it is ignored.
   struct rlimit rl = {v, resource == RLIMIT_CPU ? v + 1 : v};

@@ -84,6 +84,9 @@ static int defer(capsa_rloop_t *l, capsa__rx_t *rx) {
   memcpy(d->bytes, s->buf, s->len);
   // The same bytes the core verified: decoding them again cannot fail.
   capsa_msg_decode(d->bytes, s->len, &d->msg, NULL, 0);
+  // Not on the wire: which channel delivered it. Without it a request kept
+  // here could never be answered (capsa_rloop_reply: -ESTALE).
+  d->msg.origin = rx->msg->origin;
   if (rx->msg->type == CAPSA_MSG_INTERFACE) {
     d->iface_mem = s->iface_mem;
     s->iface_mem = NULL;

@@ -108,9 +108,13 @@ int capsa_rctx_send(capsa_rctx_t *r, capsa_msg_t *msg);
 int capsa_rctx_reply(capsa_rctx_t *r, const capsa_msg_t *request,
                      capsa_msg_t *reply);
 // A request to the host (e.g. RESOURCE_REQUEST to the broker); *reply valid
-// until the next call on r. Usable from any handler: no handler runs inside
-// another, so what arrives while the call waits is delivered after the
-// calling handler returns, in order (PING is answered at once).
+// until the next call on r. Usable from any handler, on_message included:
+// no handler runs inside another, so what arrives while the call waits is
+// delivered after the calling handler returns, in order (PING is answered
+// at once). Earlier versions refused a call from inside on_message with
+// -EDEADLK, and a handler had to send the request with capsa_rctx_send and
+// take the response in a later on_message instead; that still works, but
+// a call from on_message now simply returns the reply (never -EDEADLK).
 int capsa_rctx_call(capsa_rctx_t *r, capsa_msg_t *msg, int timeout_ms,
                     capsa_msg_t *reply);
 // One LOG message (renderers have no stderr of their own). 0 or -errno.

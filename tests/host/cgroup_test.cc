@@ -28,6 +28,7 @@
 
 #include "host/capsa_host.h"
 #include "host/kind_registry.h"
+#include "host/sanitizer_limits.h"
 #include "renderer/runtime.h"
 #include "tests/harness/command.h"
 #include "tests/harness/memory.h"
@@ -672,6 +673,14 @@ std::string Summary(HostRun *s) {
   int n = capsa_host_limits_summary(&s->host, line, sizeof line);
   if (n <= 0) return "error " + std::to_string(n);
   std::string l = line;
+  // A sanitizer runtime in the process (the asan build) and a kind that
+  // RLIMIT_AS would hold: the host says it is not applied
+  // (host/sanitizer_limits.h). Checked here, then set aside.
+  size_t san = l.find("; RLIMIT_AS not applied (");
+  if (san != std::string::npos) {
+    EXPECT_NE(nullptr, capsa__sanitizer_runtime()) << l;
+    l = l.substr(0, san);
+  }
   size_t at = l.find("; processes ");
   if (l.rfind("limits: rlimits", 0) != 0) {
     EXPECT_EQ(std::string::npos, at) << l;
@@ -730,6 +739,39 @@ TEST(HostLimits, OffAndNotNeededAreSaid) {
       "limits: rlimits (cgroup v2: not needed, no kind limits memory or "
       "processes)",
       Summary(&none));
+}
+
+// RLIMIT_AS under a sanitizer is decided at run time, from the runtime in
+// the process (host/sanitizer_limits.h): this test binary has one exactly
+// when it was compiled with ASan, and then a memory-limited kind under
+// rlimits is said to run without RLIMIT_AS; without one, nothing is said.
+TEST(HostLimits, SanitizerRuntimeFoundAtRunTimeAndSaid) {
+  bool asan = false;
+#if defined(__SANITIZE_ADDRESS__)
+  asan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  asan = true;
+#endif
+#endif
+  const char *rt = capsa__sanitizer_runtime();
+  if (asan) {
+    ASSERT_NE(nullptr, rt);
+    EXPECT_STREQ("AddressSanitizer", rt);
+  } else {
+    EXPECT_EQ(nullptr, rt) << rt;
+  }
+  EXPECT_EQ(!asan, capsa__rlimit_as_applies());
+  HostRun off;
+  off.opts.cgroups = CAPSA_CGROUPS_OFF;
+  ASSERT_EQ(0, off.Start(64u << 20));
+  char line[512];
+  ASSERT_GT(capsa_host_limits_summary(&off.host, line, sizeof line), 0);
+  EXPECT_EQ(asan, strstr(line,
+                         "; RLIMIT_AS not applied (AddressSanitizer "
+                         "runtime in this process): renderer memory "
+                         "not limited") != nullptr)
+      << line;
 }
 
 // Never silently weaker: REQUIRED cgroups that cannot be had fail the start

@@ -711,3 +711,97 @@ TEST_F(Sdk, IdlFuzzWritesAHarnessSkeletonThatBuildsAndRuns) {
 }
 
 }  // namespace
+
+// An embedder's host built with -fsanitize=address against the SDK's
+// uninstrumented libcapsa (shared and static), renderers with the default
+// limits: the host finds the ASan runtime in its process at run time and
+// applies no RLIMIT_AS (host/sanitizer_limits.h), so the renderer reaches
+// READY instead of dying at its first mmap, and the limits summary says
+// so where rlimits are the mechanism. The same program without ASan says
+// nothing of it.
+TEST_F(Sdk, AsanHostOnTheUninstrumentedLibraryStartsRenderersWithDefaults) {
+  std::string src = tmp_.path + "/asan_host.c";
+  std::ofstream(src) << R"(#include <stdio.h>
+#include <string.h>
+#include <capsa/capsa.h>
+static int on_start(capsa_rctx_t *r) {
+  return capsa_rctx_log(r, CAPSA_LOG_INFO, "started");
+}
+static const capsa_renderer_handlers_t kH = {.kind = "k", .on_start = on_start};
+CAPSA_RENDERER_KIND(k, "k", capsa_renderer_main, &kH)
+static void on_event(capsa_host_t *host, const capsa_host_event_t *ev) {
+  char line[512];
+  if (ev->type == CAPSA_EV_READY) {
+    if (capsa_host_limits_summary(host, line, sizeof line) > 0)
+      printf("%s\n", line);
+  } else if (ev->type == CAPSA_EV_LOG) {
+    printf("renderer says: %s\n", ev->text);
+    capsa_renderer_shutdown(ev->renderer, 1000);
+  } else if (ev->type == CAPSA_EV_CLOSED) {
+    capsa_host_close(host, NULL);
+  } else if (ev->type != CAPSA_EV_EXITED) {
+    printf("event %s %s\n", capsa_host_event_name(ev->type),
+           ev->text ? ev->text : "");
+  }
+}
+int main(int argc, char **argv) {
+  if (capsa_main(argc, argv) < 0) return 1;
+  uv_loop_t *loop = uv_default_loop();
+  capsa_host_t host;
+  if (capsa_host_init(loop, &host, NULL, on_event) < 0) return 1;
+  capsa_kind_options_t kind;  /* default limits: limit_memory 1 GiB */
+  capsa_kind_options_init(&kind, "k", capsa_renderer_main, (void *)&kH);
+  int k = capsa_host_define_kind(&host, &kind);
+  if (k < 0 || capsa_host_start(&host) < 0) return 1;
+  capsa_renderer_t *r;
+  if (capsa_host_spawn(&host, k, NULL, &r) < 0) return 1;
+  uv_run(loop, UV_RUN_DEFAULT);
+  return 0;
+}
+)";
+  std::string rpath = " -Wl,-rpath," + prefix_ + "/lib";
+  struct Variant {
+    const char *name, *cflags, *pc;
+    bool asan;
+  } variants[] = {
+      {"asan_shared", "-fsanitize=address -fno-omit-frame-pointer", "capsa",
+       true},
+      {"asan_static", "-fsanitize=address -fno-omit-frame-pointer",
+       "capsa-static", true},
+      {"plain_shared", "", "capsa", false},
+  };
+  std::vector<std::string> runs = {""};
+  if (geteuid() == 0) runs.push_back(kAsNobody);
+  for (const Variant &v : variants) {
+    std::string exe =
+        Build(src, v.name,
+              std::string(v.cflags) + " " +
+                  Pc("--cflags --libs " + std::string(v.pc)) + rpath);
+    for (const std::string &as : runs) {
+      std::string out;
+      // The host's own leaks are not the point (it never frees the loop).
+      std::string cmd = "cd " + Q(tmp_.path) +
+                        " && ASAN_OPTIONS=detect_leaks=0 timeout 60 " + as +
+                        Q(exe);
+      EXPECT_EQ(0, Sh(cmd, &out)) << cmd << "\n" << out;
+      EXPECT_NE(std::string::npos, out.find("renderer says: started"))
+          << cmd << "\n"
+          << out;
+      EXPECT_EQ(std::string::npos, out.find("Failed to mmap")) << out;
+      bool rlimits = out.find("limits: rlimits") != std::string::npos;
+      bool said = out.find(
+                      "RLIMIT_AS not applied (AddressSanitizer runtime in this "
+                      "process)") != std::string::npos;
+      size_t at = out.find("limits: ");
+      if (at != std::string::npos && as.empty())
+        printf("[ sdk ] %s: %s\n", v.name,
+               out.substr(at, out.find('\n', at) - at).c_str());
+      if (v.asan && rlimits) {
+        EXPECT_TRUE(said) << cmd << "\n" << out;
+      }
+      if (!v.asan) {
+        EXPECT_FALSE(said) << cmd << "\n" << out;
+      }
+    }
+  }
+}
