@@ -6,7 +6,6 @@
 // side, the two sides on two CPUs at once. Compared with one process's
 // memcpy of the same chunks (bench_ipc.c memcpy_gbps).
 #include <errno.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,14 +20,6 @@
 #include "ipc/data_pipe.h"
 
 enum { kChunk = 1 << 20, kPipe = 4 << 20, kWaitMs = 10000 };
-
-static void pin_to(int cpu) {
-  if (cpu < 0) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  sched_setaffinity(0, sizeof set, &set);
-}
 
 static int consume(int fd, int chunks) {
   capsa_data_pipe_t *rx;
@@ -64,11 +55,11 @@ double capsa__bench_data_pipe_gbps(int chunks, int cpu_a, int cpu_b) {
   pid_t pid = fork();
   if (pid < 0) return 0;
   if (pid == 0) {
-    pin_to(cpu_b);
+    capsa_bench_pin(cpu_b);
     _exit(consume(fd, chunks));
   }
   close(fd);
-  pin_to(cpu_a);
+  capsa_bench_pin(cpu_a);
   double t0 = capsa_bench_now_us();
   bool ok = true;
   for (int c = 0; ok && c < chunks; c++) {

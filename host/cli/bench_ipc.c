@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "host/cli/bench_echo.capsa.h"
+#include "host/cli/bench_util.h"
 #include "host/cli/commands.h"
 #include "ipc/codec.h"
 #include "ipc/loop.h"
@@ -63,11 +64,7 @@ static uint64_t now_ns(void) {
 }
 
 static void pin(int cpu) {
-  if (cpu < 0) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  sched_setaffinity(0, sizeof set, &set);
+  capsa_bench_pin(cpu);
 }
 
 static int cmp_u64(const void *a, const void *b) {

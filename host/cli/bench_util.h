@@ -2,6 +2,7 @@
 #ifndef CAPSA_HOST_CLI_BENCH_UTIL_H_
 #define CAPSA_HOST_CLI_BENCH_UTIL_H_
 
+#include <sched.h>
 #include <time.h>
 
 // CLOCK_MONOTONIC in microseconds.
@@ -15,6 +16,15 @@ static inline double capsa_bench_now_us(void) {
 static inline int capsa_bench_cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
+}
+
+// Pins the calling thread to `cpu` (< 0: leaves it where it is).
+static inline void capsa_bench_pin(int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  sched_setaffinity(0, sizeof set, &set);
 }
 
 #endif  // CAPSA_HOST_CLI_BENCH_UTIL_H_
