@@ -5,7 +5,8 @@
 //   offset   0  u32 magic "CPDP", u32 version, u64 capacity (the creator's
 //                word; an opener checks it against the size it verified)
 //   offset  64  u64 written: bytes ever published by the producer;
-//                u32 producer_closed, u32 producer_sleeping (for room),
+//                u32 producer_closed, u32 producer_sleeping (for room: 1
+//                on the futex, 2 in poll() on its doorbell),
 //                u32 data_seq: bumped at each publish and at the producer's
 //                close, the futex word the consumer sleeps on
 //   offset 128  u64 consumed: bytes ever consumed by the consumer;
@@ -66,10 +67,11 @@ struct capsa_data_pipe {
   void *map;         // HEADER + 2 * capacity bytes of address space
   size_t capacity;   // from the verified size, never from the header
   bool producer;
-  bool busy;       // between begin_* and end_*
-  bool corrupt;    // the peer lied once: every call fails -EBADMSG
-  uint64_t pos;    // ours: bytes written (producer) or consumed (consumer)
-  size_t granted;  // what the last begin_* handed out
+  bool busy;          // between begin_* and end_*
+  bool corrupt;       // the peer lied once: every call fails -EBADMSG
+  uint64_t pos;       // ours: bytes written (producer) or consumed (consumer)
+  size_t granted;     // what the last begin_* handed out
+  int peer_doorbell;  // the peer's eventfd (borrowed), or -1
 };
 
 static bool power_of_two(size_t n) {
@@ -129,6 +131,7 @@ int capsa_data_pipe_create(size_t capacity, capsa_data_pipe_t **out,
     return err;
   }
   p->producer = true;
+  p->peer_doorbell = -1;
   *peer_fd = capsa_shm_release_fd(&r);
   capsa_shm_close(&r);
   *out = p;
@@ -165,6 +168,7 @@ int capsa_data_pipe_open(int fd, capsa_data_pipe_t **out) {
   }
   p->producer = false;
   p->pos = 0;
+  p->peer_doorbell = -1;
   close(fd);
   *out = p;
   return 0;
@@ -255,8 +259,13 @@ static void wake_peer(capsa_data_pipe_t *p, bool always) {
   _Atomic uint32_t *sleeping =
       p->producer ? &p->h->consumer_sleeping : &p->h->producer_sleeping;
   atomic_fetch_add_explicit(signal_word(p), 1, memory_order_seq_cst);
-  if (always || atomic_load_explicit(sleeping, memory_order_seq_cst))
-    futex(signal_word(p), FUTEX_WAKE, 1, NULL);
+  uint32_t how = atomic_load_explicit(sleeping, memory_order_seq_cst);
+  if (always || how == 1) futex(signal_word(p), FUTEX_WAKE, 1, NULL);
+  if ((always || how == 2) && p->peer_doorbell >= 0) {
+    uint64_t one = 1;  // EAGAIN (counter full) still leaves it readable
+    ssize_t n = write(p->peer_doorbell, &one, sizeof one);
+    (void)n;
+  }
 }
 
 static int begin(capsa_data_pipe_t *p, bool producer, uint8_t **at, size_t *len,
@@ -325,6 +334,32 @@ int capsa_data_pipe_begin_read(capsa_data_pipe_t *p, const void **data,
 
 int capsa_data_pipe_end_read(capsa_data_pipe_t *p, size_t n) {
   return end(p, false, n);
+}
+
+void capsa_data_pipe_set_peer_doorbell(capsa_data_pipe_t *p, int fd) {
+  if (p) p->peer_doorbell = fd;
+}
+
+int capsa_data_pipe_arm(capsa_data_pipe_t *p) {
+  if (!p) return -EINVAL;
+  _Atomic uint32_t *sleeping =
+      p->producer ? &p->h->producer_sleeping : &p->h->consumer_sleeping;
+  atomic_store_explicit(sleeping, 2, memory_order_seq_cst);
+  // Looked at after announcing: what the peer published before it saw the
+  // announcement is found here, what it publishes after rings the bell.
+  int64_t used = fill(p);
+  if (used < 0) return (int)used;
+  bool ready = p->producer ? (size_t)used < p->capacity || peer_closed(p)
+                           : used > 0 || peer_closed(p);
+  if (ready) atomic_store_explicit(sleeping, 0, memory_order_relaxed);
+  return ready ? 1 : 0;
+}
+
+void capsa_data_pipe_disarm(capsa_data_pipe_t *p) {
+  if (!p) return;
+  atomic_store_explicit(
+      p->producer ? &p->h->producer_sleeping : &p->h->consumer_sleeping, 0,
+      memory_order_relaxed);
 }
 
 int64_t capsa_data_pipe_available(capsa_data_pipe_t *p) {

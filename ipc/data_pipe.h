@@ -114,6 +114,19 @@ int capsa_data_pipe_begin_read(capsa_data_pipe_t *p, const void **data,
 // the read. 0 or -EINVAL.
 int capsa_data_pipe_end_read(capsa_data_pipe_t *p, size_t n);
 
+// Waiting in poll/epoll instead (a libuv loop must not block in a futex):
+// the waiting side makes an eventfd (its doorbell), polls it, and gives it
+// to the other side, which calls capsa_data_pipe_set_peer_doorbell (fd
+// borrowed, -1: none) and then writes it whenever it publishes to a waiter
+// that armed. Before polling, the waiter arms: capsa_data_pipe_arm returns
+// 1 when there is no need to wait (data or room, or the peer closed), 0
+// when it may poll its doorbell now, or -EBADMSG; after waking it reads the
+// eventfd to reset it and disarms. A hostile peer can only ring it for
+// nothing (a spurious wake-up) or not at all (the waiter's own timeout).
+void capsa_data_pipe_set_peer_doorbell(capsa_data_pipe_t *p, int fd);
+int capsa_data_pipe_arm(capsa_data_pipe_t *p);
+void capsa_data_pipe_disarm(capsa_data_pipe_t *p);
+
 // Bytes the pipe holds (0 .. capacity) as this side sees them now, or
 // -EBADMSG.
 int64_t capsa_data_pipe_available(capsa_data_pipe_t *p);

@@ -4,9 +4,11 @@
 // that are no data pipe, and a consumer in capability mode.
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -297,6 +299,81 @@ TEST(DataPipe, AcrossProcessesIntoCapabilityMode) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   capsa_data_pipe_close(tx);
   close(fd);
+}
+
+// A consumer that waits in poll() on its doorbell (as a libuv loop would),
+// never on the futex: 16 MiB arrive, each wait is rung, and the end of the
+// data rings too.
+TEST(DataPipe, AConsumerPollingItsDoorbellIsRungForDataAndForTheEnd) {
+  capsa_data_pipe_t *tx;
+  int fd;
+  ASSERT_EQ(0, capsa_data_pipe_create(64 * 1024, &tx, &fd));
+  int bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  ASSERT_GE(bell, 0);
+  const uint64_t total = 16ull << 20;
+  pid_t producer = fork();
+  ASSERT_GE(producer, 0);
+  if (producer == 0) {
+    capsa_data_pipe_set_peer_doorbell(tx, bell);
+    uint64_t w = 0;
+    while (w < total) {
+      void *room;
+      size_t len;
+      if (capsa_data_pipe_begin_write(tx, &room, &len, 10000) != 0) _exit(1);
+      if (len > 4096) len = 4096;  // many small publishes
+      if (len > total - w) len = total - w;
+      for (size_t i = 0; i < len; i++) ((uint8_t *)room)[i] = Byte(w + i);
+      w += len;
+      if (capsa_data_pipe_end_write(tx, len) != 0) _exit(2);
+    }
+    capsa_data_pipe_close(tx);
+    _exit(0);
+  }
+  CAPSA_EXPECT_CHILD_OK_T(
+      [&] {
+        capsa_data_pipe_t *rx;
+        ASSERT_EQ(0, capsa_data_pipe_open(fd, &rx));
+        uint64_t r = 0;
+        unsigned polls = 0;
+        for (;;) {
+          const void *in;
+          size_t len;
+          int err = capsa_data_pipe_begin_read(rx, &in, &len, 0);
+          if (err == -EPIPE) break;
+          if (err == -ETIMEDOUT) {
+            int armed = capsa_data_pipe_arm(rx);
+            ASSERT_GE(armed, 0);
+            if (armed == 0) {
+              struct pollfd pfd;
+              pfd.fd = bell;
+              pfd.events = POLLIN;
+              pfd.revents = 0;
+              ASSERT_EQ(1, poll(&pfd, 1, 10000)) << "never rung";
+              uint64_t v;
+              ASSERT_EQ(8, read(bell, &v, sizeof v));
+              polls++;
+            }
+            capsa_data_pipe_disarm(rx);
+            continue;
+          }
+          ASSERT_EQ(0, err);
+          const uint8_t *b = (const uint8_t *)in;
+          for (size_t i = 0; i < len; i++)
+            if (b[i] != Byte(r + i)) FAIL() << "byte " << r + i;
+          r += len;
+          ASSERT_EQ(0, capsa_data_pipe_end_read(rx, len));
+        }
+        EXPECT_EQ(total, r);
+        EXPECT_GT(polls, 0u) << "the consumer never had to wait";
+        capsa_data_pipe_close(rx);
+      },
+      30000);
+  int status = -1;
+  ASSERT_EQ(producer, waitpid(producer, &status, 0));
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  capsa_data_pipe_close(tx);
+  close(fd);
+  close(bell);
 }
 
 }  // namespace
