@@ -117,7 +117,7 @@ static int run(const char *name, bool decompress, int argc, char **argv) {
     return 1;
   }
   struct capsa_cli_host h;
-  err = capsa_cli_host_open(&h);
+  err = capsa_cli_host_open_gzip(&h);
   if (err < 0) {
     fprintf(stderr, "capsa %s: cannot start the host: %s%s%s\n", name,
             strerror(-err), h.start_error[0] ? ": " : "", h.start_error);
