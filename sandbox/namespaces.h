@@ -164,8 +164,13 @@ int capsa_ns_enter_empty_root(void);
 int capsa_ns_fork(const capsa_ns_policy *p, struct capsa_ns_child *child);
 
 // Which namespaces this process can create here (tried in a short-lived
-// child, once, cached). Call before entering any sandbox.
+// child with all of them, once, cached; only if that is refused, in one
+// child per namespace, to tell which). Call before entering any sandbox.
 unsigned capsa_ns_available(void);
+
+// Tests: forgets the cached answer and probes again (what a fresh process
+// would find here now). Not thread-safe; never needed in production.
+unsigned capsa__ns_available_reprobe(void);
 
 // The same probe as a report (requested: all, applied: what is available,
 // ns_error: each refusal's errno, user_why), for `capsa doctor` and for the
