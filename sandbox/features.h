@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,6 +57,30 @@ const struct capsa_features *capsa_features_cached(void);
 // the caller). 0, or -errno when the child could not be started (the
 // fields then say "absent (the probe could not run)").
 int capsa_features_probe_entries(struct capsa_features *f);
+
+// Internal (the zygote's start). The verdicts of the probes that fork (an
+// unprivileged user namespace; the x32 and i386 entries), as this process
+// found them, for a fresh exec of the same binary on the same kernel that
+// would otherwise fork the same probes again: capsa_host_start sends its
+// own to the exec'd zygote.
+struct capsa__features_verdicts {
+  uint8_t userns_unprivileged;  // 0 or 1
+  uint8_t x32_abi;              // 0 or 1
+  uint8_t i386_entry;           // 0 or 1
+  uint8_t i386_detail;  // which of the probe's fixed texts ("present": 1)
+};
+
+// Fills *out from capsa_features_get() (probing first if needed). 0, or
+// -EINVAL (out NULL, or a detail text the table lacks).
+int capsa__features_export(struct capsa__features_verdicts *out);
+
+// Probes what needs no child here and takes the forked probes' verdicts from
+// *in (borrowed) instead: afterwards capsa_features_get() answers without
+// forking. -EINVAL and nothing taken when *in is not a set of verdicts
+// export could have made (a field out of range, an i386 detail that
+// contradicts i386_entry): the caller refuses such input. -EALREADY when
+// this process has probed already (its own answers stand).
+int capsa__features_adopt(const struct capsa__features_verdicts *in);
 
 // Formats f into buf (owned by the caller): one line "name=value ..." or a
 // JSON object. Returns the length needed (as snprintf) or -EINVAL.
