@@ -374,7 +374,13 @@ static void warm_once(void) {
 
 int capsa__broker_start(struct capsa__host_impl *h) {
   pthread_once(&g_warm_once, warm_once);
-  int err = dns_threads_start();
+  // The lookup threads only for a host with a kind that may look names up
+  // (allow_dns; kinds are fixed at start): serve_dns refuses every other
+  // kind before anything is queued. A host without one (a tool that
+  // compresses one file) starts none.
+  bool dns = false;
+  for (unsigned i = 0; i < h->nkinds; i++) dns = dns || h->kinds[i].allow_dns;
+  int err = dns ? dns_threads_start() : 0;
   if (err < 0) return err;
   err = uv_async_init(h->loop, &h->dns_async, on_dns_async);
   if (err < 0) return err;
