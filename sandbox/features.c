@@ -21,6 +21,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/child_run.h"
 #include "sandbox/landlock.h"
+#include "sandbox/namespaces.h"
 
 #ifndef MFD_NOEXEC_SEAL
 #define MFD_NOEXEC_SEAL 0x0008U
@@ -70,6 +71,12 @@ static bool probe_userns(void) {
   if (read_sysctl_int(
           "/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
     return false;
+  // The namespace probe's answer when this process has it (a host probes
+  // namespaces first): the same question, a user namespace made with this
+  // process's credentials, without another child.
+  unsigned avail = 0;
+  if (capsa__ns_available_cached(&avail))
+    return (avail & CAPSA_NAMESPACE_USER) != 0;
   pid_t pid = fork();
   if (pid < 0) return false;
   if (pid == 0) _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);

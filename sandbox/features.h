@@ -6,8 +6,9 @@
 //   capsa_features_format(f, true, buf, sizeof buf);   // JSON for `doctor`
 //
 // The first call probes (it forks short-lived children: one tries an
-// unprivileged user namespace, one the i386 and x32 entries, which may fault
-// or be killed); later calls return the cache. Probe before
+// unprivileged user namespace unless capsa_ns_available() has answered that
+// already, one the i386 and x32 entries, which may fault or be killed);
+// later calls return the cache. Probe before
 // entering capability mode: probes run inside it would see the sandbox, not
 // the kernel. capsa_cap_enter() and capsa_capmode_policy_compile() do so.
 #ifndef CAPSA_SANDBOX_FEATURES_H_

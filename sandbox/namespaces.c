@@ -252,6 +252,12 @@ unsigned capsa_ns_available(void) {
   return avail;
 }
 
+bool capsa__ns_available_cached(unsigned *avail) {
+  if (!probed || !avail) return false;
+  *avail = probe_result;
+  return true;
+}
+
 unsigned capsa__ns_available_reprobe(void) {
   probed = false;
   return capsa_ns_available();
