@@ -10,6 +10,8 @@
 //               message) when /usr/bin/bwrap is not installed
 //   capsa       capsa gzip -c FILE (this binary): host start, spawn of a
 //               gzip renderer, one request, close
+//   --also PATH the same with another capsa binary (an older build), as a
+//               fourth row in the same rounds: before / after in one run
 //
 // Wall: fork to the reap of the process started. CPU: user + system of
 // that process and of every descendant (this process is their subreaper,
@@ -39,7 +41,7 @@ extern char **environ;
 #define ONESHOT_MAX_RUNS 500
 #define ONESHOT_INPUT 4096
 
-enum { FE, BW, CA, NROWS };
+enum { FE, BW, CA, AL, NROWS };
 
 struct row {
   const char *name;
@@ -158,12 +160,18 @@ static int scratch_fd(void) {
 }
 
 int capsa_bench_oneshot(int argc, char **argv) {
-  const char *usage = "[--runs N] [--json]";
+  const char *usage = "[--runs N] [--json] [--also CAPSA_BINARY]";
   int runs = 20;
   bool json = false;
+  const char *also = NULL;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--json") == 0) {
       json = true;
+    } else if (strcmp(argv[i], "--also") == 0 && i + 1 < argc) {
+      also = argv[++i];
+      if (access(also, X_OK) < 0)
+        return capsa_cli_usage_error("bench oneshot", usage,
+                                     "--also: not an executable", also);
     } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
       runs = atoi(argv[++i]);
       if (runs < 1 || runs > ONESHOT_MAX_RUNS)
@@ -237,13 +245,16 @@ int capsa_bench_oneshot(int argc, char **argv) {
                      input,
                      NULL};
   char *ca_argv[] = {self, "gzip", "-c", input, NULL};
-  char *const *argvs[NROWS] = {fe_argv, bw_argv, ca_argv};
+  char *al_argv[] = {(char *)also, "gzip", "-c", input, NULL};
+  char *const *argvs[NROWS] = {fe_argv, bw_argv, ca_argv, al_argv};
   static struct row rows[NROWS];
   memset(rows, 0, sizeof rows);
   rows[FE].name = "fork+exec gzip -c";
   rows[BW].name = "bwrap gzip -c";
   rows[CA].name = "capsa gzip -c";
+  rows[AL].name = "--also gzip -c";
   rows[BW].skipped = !have_bwrap;
+  rows[AL].skipped = !also;
   // One warm-up each (page cache, dynamic loader caches), then paired
   // rounds whose order rotates so that drift and ordering hit every row
   // alike.
@@ -297,6 +308,7 @@ int capsa_bench_oneshot(int argc, char **argv) {
          "wall min", "CPU med", "CPU min");
   for (int m = 0; m < NROWS; m++) {
     const struct row *r = &rows[m];
+    if (r->skipped && m == AL) continue;
     if (r->skipped) {
       printf(
           "  %-20s skipped: %s not installed (apt-get install "
@@ -319,6 +331,18 @@ int capsa_bench_oneshot(int argc, char **argv) {
         "capsa / bwrap (medians): wall %.2fx (goal <= 1.5x), CPU %.2fx "
         "(goal <= 2x)\n",
         wr, cr);
+  const struct row *a = &rows[AL];
+  if (also && !a->error && a->n > 0 && have_c) {
+    printf("  (--also: %s)\n", also);
+    if (have_b)
+      printf(
+          "--also / bwrap (medians): wall %.2fx, CPU %.2fx; capsa / --also: "
+          "wall %.2fx, CPU %.2fx\n",
+          a->wall_med / b->wall_med,
+          b->cpu_med > 0 ? a->cpu_med / b->cpu_med : 0.0,
+          c->wall_med / a->wall_med,
+          a->cpu_med > 0 ? c->cpu_med / a->cpu_med : 0.0);
+  }
   if (have_c && !f->error && f->n > 0 && f->wall_med > 0 && f->cpu_med > 0)
     printf("capsa / fork+exec (medians): wall %.2fx, CPU %.2fx\n",
            c->wall_med / f->wall_med, c->cpu_med / f->cpu_med);
