@@ -1,6 +1,7 @@
 // Launcher primitives: clone3 into new namespaces, uid maps, empty root,
 // descriptor hygiene. See sandbox/namespaces.h.
 #include "sandbox/namespaces.h"
+#include "sandbox/ns_probe.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -168,14 +168,6 @@ int capsa_ns_fork(const capsa_ns_policy *p, struct capsa_ns_child *child);
 // child per namespace, to tell which). Call before entering any sandbox.
 unsigned capsa_ns_available(void);
 
-// Internal: true and *avail set when this process has probed already
-// (capsa_ns_available's cache), false otherwise; never probes.
-bool capsa__ns_available_cached(unsigned *avail);
-
-// Tests: forgets the cached answer and probes again (what a fresh process
-// would find here now). Not thread-safe; never needed in production.
-unsigned capsa__ns_available_reprobe(void);
-
 // The same probe as a report (requested: all, applied: what is available,
 // ns_error: each refusal's errno, user_why), for `capsa doctor` and for the
 // error of a host whose required namespaces are missing. 0 or -EINVAL.
