@@ -14,6 +14,7 @@
 
 #include "host/capsa_host.h"
 #include "host/kind_registry.h"
+#include "host/thread_pool.h"
 #include "renderer/runtime.h"
 #include "sandbox/features.h"
 #include "sandbox/testing.h"
@@ -208,6 +209,25 @@ TEST(OneShot, LookupThreadsStartOnlyForAHostThatMayLookUp) {
         EXPECT_LT(without, with) << "a host without allow_dns started them";
         CloseHost(&b);
         CloseHost(&a);
+        _exit(::testing::Test::HasFailure() ? 1 : 0);
+      },
+      30000);
+}
+
+// A program that queues no libuv pool work (capsa gzip) says so, and a host
+// without allow_dns then starts no thread at all: the process stays
+// single-threaded through capsa_host_start, a spawn and a request.
+TEST(OneShot, NoPoolAndNoLookupsMeansNoThreads) {
+  CAPSA_EXPECT_CHILD_OK_T(
+      [] {
+        ASSERT_EQ(1u, Threads());
+        capsa__thread_pool_not_used();
+        Host t;
+        ASSERT_EQ(0, StartHost(&t)) << capsa_host_start_error(&t.host);
+        EXPECT_EQ(1u, Threads());
+        EXPECT_NE("", RendererFeatures(&t));
+        EXPECT_EQ(1u, Threads());
+        CloseHost(&t);
         _exit(::testing::Test::HasFailure() ? 1 : 0);
       },
       30000);
