@@ -209,13 +209,25 @@ static void probe_here(struct capsa_features *f) {
   f->cgroup2 = capsa_cgroup_probe()->mounted;
 }
 
+// Verdicts taken from elsewhere (capsa__features_adopt), used by the probe
+// in place of the children that would find them.
+static struct capsa__features_verdicts g_given;
+static bool g_given_set;
+
 static void probe(void) {
   struct capsa_features *f = &g_features;
   probe_here(f);
-  f->userns_unprivileged = probe_userns();
-  // getpid through the x32 ABI (ENOSYS when the kernel lacks it) and the
-  // i386 entry, in a child.
-  capsa_features_probe_entries(f);
+  if (__atomic_load_n(&g_given_set, __ATOMIC_ACQUIRE)) {
+    f->userns_unprivileged = g_given.userns_unprivileged;
+    f->x32_abi = g_given.x32_abi;
+    f->i386_entry = g_given.i386_entry;
+    f->i386_detail = kI386Details[g_given.i386_detail];
+  } else {
+    f->userns_unprivileged = probe_userns();
+    // getpid through the x32 ABI (ENOSYS when the kernel lacks it) and the
+    // i386 entry, in a child.
+    capsa_features_probe_entries(f);
+  }
   __atomic_store_n(&g_probed, true, __ATOMIC_RELEASE);
 }
 
@@ -239,27 +251,18 @@ int capsa__features_export(struct capsa__features_verdicts *out) {
   return 0;
 }
 
-static struct capsa__features_verdicts g_given;
-static void adopt(void) {
-  struct capsa_features *f = &g_features;
-  probe_here(f);
-  f->userns_unprivileged = g_given.userns_unprivileged;
-  f->x32_abi = g_given.x32_abi;
-  f->i386_entry = g_given.i386_entry;
-  f->i386_detail = kI386Details[g_given.i386_detail];
-  __atomic_store_n(&g_probed, true, __ATOMIC_RELEASE);
-}
-
 int capsa__features_adopt(const struct capsa__features_verdicts *in) {
   if (!in || in->userns_unprivileged > 1 || in->x32_abi > 1 ||
       in->i386_entry > 1 || in->i386_detail >= I386_DETAILS ||
       (in->i386_entry == 1) != (in->i386_detail == I386_PRESENT))
     return -EINVAL;
-  if (__atomic_load_n(&g_probed, __ATOMIC_ACQUIRE)) return -EALREADY;
+  if (__atomic_load_n(&g_probed, __ATOMIC_ACQUIRE) ||
+      __atomic_load_n(&g_given_set, __ATOMIC_ACQUIRE))
+    return -EALREADY;
+  // Taken at the first capsa_features_get(), which probes the rest then, as
+  // it would have (an exec'd zygote: after it entered its empty root).
   g_given = *in;
-  pthread_once(&g_once, adopt);
-  // Another thread's capsa_features_get() may have won the once: its own
-  // probe then stands, as it would have anyway.
+  __atomic_store_n(&g_given_set, true, __ATOMIC_RELEASE);
   return 0;
 }
 

@@ -75,12 +75,13 @@ struct capsa__features_verdicts {
 // -EINVAL (out NULL, or a detail text the table lacks).
 int capsa__features_export(struct capsa__features_verdicts *out);
 
-// Probes what needs no child here and takes the forked probes' verdicts from
-// *in (borrowed) instead: afterwards capsa_features_get() answers without
-// forking. -EINVAL and nothing taken when *in is not a set of verdicts
-// export could have made (a field out of range, an i386 detail that
-// contradicts i386_entry): the caller refuses such input. -EALREADY when
-// this process has probed already (its own answers stand).
+// Takes the forked probes' verdicts from *in (copied): the first
+// capsa_features_get() then probes only what needs no child, when it would
+// have, and forks nothing. -EINVAL and nothing taken when *in is not a set
+// of verdicts export could have made (a field out of range, an i386 detail
+// that contradicts i386_entry): the caller refuses such input. -EALREADY
+// when this process has probed (or adopted) already: its answers stand. Not
+// thread-safe against a concurrent first capsa_features_get().
 int capsa__features_adopt(const struct capsa__features_verdicts *in);
 
 // Formats f into buf (owned by the caller): one line "name=value ..." or a
