@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "host/host_internal.h"
+#include "host/thread_pool.h"
 #include "ipc/handle.h"
 
 #define MAX_FONT_BYTES (64u << 20)
@@ -361,6 +362,12 @@ static void on_dns_async(uv_async_t *a) {
 static void warm_work(uv_work_t *w) {}
 static void warm_done(uv_work_t *w, int status) {}
 static pthread_once_t g_warm_once = PTHREAD_ONCE_INIT;
+static bool g_pool_not_used;
+
+void capsa__thread_pool_not_used(void) {
+  g_pool_not_used = true;
+}
+
 static void warm_once(void) {
   // On a loop of its own, run to completion here: the pool is process-wide,
   // and the embedder's loop is left without a request it did not make.
@@ -373,8 +380,14 @@ static void warm_once(void) {
 }
 
 int capsa__broker_start(struct capsa__host_impl *h) {
-  pthread_once(&g_warm_once, warm_once);
-  int err = dns_threads_start();
+  if (!g_pool_not_used) pthread_once(&g_warm_once, warm_once);
+  // The lookup threads only for a host with a kind that may look names up
+  // (allow_dns; kinds are fixed at start): serve_dns refuses every other
+  // kind before anything is queued. A host without one (a tool that
+  // compresses one file) starts none.
+  bool dns = false;
+  for (unsigned i = 0; i < h->nkinds; i++) dns = dns || h->kinds[i].allow_dns;
+  int err = dns ? dns_threads_start() : 0;
   if (err < 0) return err;
   err = uv_async_init(h->loop, &h->dns_async, on_dns_async);
   if (err < 0) return err;

@@ -1365,19 +1365,17 @@ int capsa_host_start(capsa_host_t *host) {
   if (!host || !host->impl) return -EINVAL;
   struct capsa__host_impl *h = host->impl;
   if (h->started) return -EBUSY;
-  // Probe before anything is sandboxed: the zygote inherits the caches.
-  capsa_features_get();
-  // Which numbers libuv's fork handler replaces, so that renderers can keep
-  // their own descriptors off them (host/fork_guard.h). Best effort: without
-  // it only a renderer's fork() children are affected, never the renderer.
-  capsa__fork_guard_probe();
   h->start_error[0] = 0;
   // In a pid namespace whose /proc is the outer one, /proc/<pid> of a child
   // names another process: the uid_map write would fail with a bare EPERM
   // (or reach that other process). Say so, with the fix, before anything.
   int perr = capsa_proc_view_check(h->start_error, sizeof h->start_error);
   if (perr < 0) return perr;
+  // Probe before anything is sandboxed: the zygote inherits the caches. The
+  // namespaces first: the features then take their user-namespace verdict
+  // from this probe instead of a child of their own.
   unsigned avail = capsa_ns_available();
+  capsa_features_get();
   unsigned missing = h->opts.namespaces_required & ~avail;
   if (missing) {
     required_missing(h, missing);
@@ -1436,6 +1434,12 @@ int capsa_host_start(capsa_host_t *host) {
              h->image);
     return -EINVAL;
   }
+  // Which numbers libuv's fork handler replaces, so that renderers can keep
+  // their own descriptors off them (host/fork_guard.h). Best effort: without
+  // it only a renderer's fork() children are affected, never the renderer.
+  // Only a forked zygote inherits the numbers (and the handler): an exec'd
+  // image starts without either, so its host has nothing to learn.
+  if (!h->image_exec) capsa__fork_guard_probe();
   int lerr = limits_setup(h);
   if (lerr < 0) {
     snprintf(h->start_error, sizeof h->start_error, "cgroups required: %s",

@@ -284,7 +284,8 @@ void capsa__renderer_kill_for_limit(struct capsa_host_renderer *r,
 // when it is already ending (its CLOSED or RESTARTED follows).
 int capsa__renderer_retire(struct capsa_host_renderer *r, const char *why);
 
-// At capsa_host_start: the broker's lookup threads (once per process) and
+// At capsa_host_start: the broker's lookup threads (once per process, and
+// only when one of h's kinds has allow_dns) and
 // libuv's thread pool (so that its creation can never fail later, on a
 // renderer's request), and h's uv_async_t. 0 or -errno.
 int capsa__broker_start(struct capsa__host_impl *h);

@@ -26,6 +26,7 @@
 #include "host/kind_registry.h"
 #include "host/sanitizer_limits.h"
 #include "ipc/loop.h"
+#include "sandbox/features.h"
 #include "sandbox/memfd.h"
 #include "sandbox/seccomp.h"
 
@@ -714,6 +715,10 @@ struct zcfg {
   uint32_t baseline_ok;
   uint32_t ndirs;  // directory datagrams that follow
   uint32_t nwarm;  // then warm-up descriptor datagrams (zdir: kind, index)
+  // 1: `verdicts` are the host's probes that fork (capsa__features_export),
+  // taken instead of forking them again; 0: the zygote probes them itself.
+  uint32_t has_verdicts;
+  struct capsa__features_verdicts verdicts;
   struct zcfg_kind kinds[CAPSA__ZYGOTE_MAX_KINDS];
 };
 
@@ -744,6 +749,12 @@ _Noreturn void capsa__zygote_image_main(void) {
   if (c->cfg_size != sizeof *c || c->ready_size != sizeof g_ready)
     image_fail(-EPROTONOSUPPORT);
   if (c->nkinds > CAPSA__ZYGOTE_MAX_KINDS || c->ndirs > CFG_MAX_DIRS)
+    image_fail(-EBADMSG);
+  // The host's verdicts: the same kernel gives the same answers, without
+  // the children that find them forked again here. A set the host's export
+  // could not have made is refused, not believed.
+  if (c->has_verdicts > 1 ||
+      (c->has_verdicts && capsa__features_adopt(&c->verdicts) == -EINVAL))
     image_fail(-EBADMSG);
   // What this image can run, for the host's message when it lacks a kind.
   capsa__kind_names(g_ready.registered, sizeof g_ready.registered);
@@ -854,6 +865,8 @@ static int send_config(int sock, const struct capsa__zygote_kind *kinds,
   c->empty_root = empty_root;
   c->empty_root_required = root_required;
   c->baseline_ok = baseline_ok;
+  // Best effort: without them the zygote probes for itself.
+  c->has_verdicts = capsa__features_export(&c->verdicts) == 0;
   size_t off = sizeof *c;
   int dirs[CFG_MAX_DIRS];
   unsigned dir_kind[CFG_MAX_DIRS];

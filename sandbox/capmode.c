@@ -58,6 +58,7 @@ void capsa_capmode_policy_free(capsa_capmode_policy *p) {
   free(p->dirs);
   if (p->ruleset_fd >= 0) close(p->ruleset_fd);
   capsa_bpf_free(&p->bpf);
+  capsa_bpf_free(&p->plain_cache);
   capsa__trace_names_free(p->names, p->nnames);
   free(p);
 }
@@ -153,6 +154,14 @@ capsa_capmode_policy *capsa_capmode_policy_dup(const capsa_capmode_policy *p) {
   d->trace_set = p->trace_set;
   d->trace = p->trace;
   d->disabled = p->disabled;
+  // Best effort: without the copy, compile() builds the filter itself.
+  if (p->compiled && p->bpf.len && p->report.seccomp == CAPSA_LAYER_ENFORCED &&
+      capsa_bpf_copy(&p->bpf, &d->plain_cache) == 0) {
+    d->plain_cache_rows = p->report.seccomp_rows;
+    d->plain_cache_nextra = p->nextra;
+    d->plain_cache_disabled = p->disabled;
+    d->plain_cache_trace = p->report.trace;
+  }
   return d;
 }
 
@@ -518,12 +527,22 @@ static int compile_ctx(scmp_filter_ctx ctx, uint32_t badarch, bool badfd,
 
 static int compile_seccomp(capsa_capmode_policy *p, bool trace) {
   uint32_t def = trace ? SCMP_ACT_TRAP : SCMP_ACT_ERRNO(CAPSA_ECAPMODE);
-  scmp_filter_ctx ctx = seccomp_init(def);
-  if (!ctx) return -ENOMEM;
+  scmp_filter_ctx ctx = NULL;
   unsigned rows = 0;
-  int rc = add_table(ctx, p, def, false, &rows);
-  if (rc == 0) rc = compile_ctx(ctx, def, true, &p->bpf);
-  seccomp_release(ctx);
+  int rc = 0;
+  if (p->plain_cache.len && p->plain_cache_nextra == p->nextra &&
+      p->plain_cache_disabled == p->disabled && p->plain_cache_trace == trace) {
+    // The same inputs as the policy this one was dup'ed from: its filter.
+    p->bpf = p->plain_cache;
+    p->plain_cache = (struct capsa_bpf){NULL, 0};
+    rows = p->plain_cache_rows;
+  } else {
+    capsa_bpf_free(&p->plain_cache);
+    if (!(ctx = seccomp_init(def))) return -ENOMEM;
+    rc = add_table(ctx, p, def, false, &rows);
+    if (rc == 0) rc = compile_ctx(ctx, def, true, &p->bpf);
+    seccomp_release(ctx);
+  }
   if (rc == 0) rc = find_pid_patches(&p->bpf, p->pid_patch, &p->npid_patch);
   if (rc == 0 && p->nlaunch) {
     unsigned unused = 0;

@@ -171,7 +171,11 @@ void capsa_capmode_policy_free(capsa_capmode_policy *p);
 
 // A new, uncompiled policy recording what `p` (borrowed) recorded: extra and
 // launcher rows, directories, tracing, disabled layers. NULL on ENOMEM or
-// when p is NULL. Owned by the caller.
+// when p is NULL. Owned by the caller. When `p` is compiled, the copy also
+// keeps p's plain filter, which its own compile takes instead of building
+// it again as long as nothing that enters it changed (extra rows, tracing,
+// disabled layers; launcher rows do not enter it): a stage dup'ed from a
+// compiled kind policy costs two filter builds, not three.
 capsa_capmode_policy *capsa_capmode_policy_dup(const capsa_capmode_policy *p);
 
 // Encoding: what a policy recorded (rows, launcher rows, directories,

@@ -99,6 +99,16 @@ struct capsa_capmode_policy {
   struct capsa_bpf final_bpf;
   unsigned final_pid_patch[CAPSA__MAX_PID_PATCHES];
   unsigned nfinal_pid_patch;
+  // dup() of a compiled policy: a copy of its plain filter (len 0: none),
+  // which compile() takes instead of building the same filter again while
+  // what it was built from is unchanged: the extra rows (only ever
+  // appended: the same count is the same rows), tracing and the disabled
+  // layers; launcher rows and directories do not enter the plain filter. A
+  // stage (a kind's dup plus launcher rows) then costs two libseccomp
+  // builds, not three.
+  struct capsa_bpf plain_cache;
+  unsigned plain_cache_rows, plain_cache_nextra, plain_cache_disabled;
+  bool plain_cache_trace;
 };
 
 // Appends a row (reason copied) to *rows. 0 or -ENOMEM.

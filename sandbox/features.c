@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -20,6 +21,8 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/child_run.h"
 #include "sandbox/landlock.h"
+#include "sandbox/namespaces.h"
+#include "sandbox/ns_probe.h"
 
 #ifndef MFD_NOEXEC_SEAL
 #define MFD_NOEXEC_SEAL 0x0008U
@@ -69,6 +72,12 @@ static bool probe_userns(void) {
   if (read_sysctl_int(
           "/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1)
     return false;
+  // The namespace probe's answer when this process has it (a host probes
+  // namespaces first): the same question, a user namespace made with this
+  // process's credentials, without another child.
+  unsigned avail = 0;
+  if (capsa__ns_available_cached(&avail))
+    return (avail & CAPSA_NAMESPACE_USER) != 0;
   pid_t pid = fork();
   if (pid < 0) return false;
   if (pid == 0) _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
@@ -113,17 +122,43 @@ static void probe_entries_child(int wfd, void *unused) {
   _exit(r == me ? 0 : r == -ENOSYS ? 1 : (r < 0 && r > -4096) ? 2 : 3);
 }
 
+// Every text probe_entries may leave in i386_detail, in a fixed order: the
+// verdicts name one by its index (capsa__features_verdicts).
+enum {
+  I386_NOT_RUN,
+  I386_PRESENT,  // the only one with i386_entry true
+  I386_NO_ANSWER,
+  I386_NO_STATUS,
+  I386_ENOSYS,
+  I386_REFUSED,
+  I386_SEGV,
+  I386_SIGSYS,
+  I386_WRONG,
+  I386_DETAILS
+};
+static const char *const kI386Details[I386_DETAILS] = {
+    "absent (the probe could not run)",
+    "present",
+    "unknown (the probe did not answer)",
+    "unknown (the probe's status could not be read)",
+    "absent in this kernel (int 0x80 answers ENOSYS)",
+    "unknown (int 0x80 refused: probed under a filter)",
+    "absent in this kernel (int 0x80 faults: SIGSEGV)",
+    "unknown (probed under a seccomp filter: SIGSYS)",
+    "absent (int 0x80 gave a wrong answer)",
+};
+
 int capsa_features_probe_entries(struct capsa_features *f) {
   if (!f) return -EINVAL;
   f->x32_abi = false;
   f->i386_entry = false;
-  f->i386_detail = "absent (the probe could not run)";
+  f->i386_detail = kI386Details[I386_NOT_RUN];
   char x32 = 0;
   int status = -1;
   ssize_t n =
       capsa__child_run(probe_entries_child, NULL, &x32, 1, 10000, &status);
   if (n == -ETIMEDOUT) {
-    f->i386_detail = "unknown (the probe did not answer)";
+    f->i386_detail = kI386Details[I386_NO_ANSWER];
     return 0;
   }
   if (n < 0) return (int)n;
@@ -131,26 +166,26 @@ int capsa_features_probe_entries(struct capsa_features *f) {
   if (status == -1) {
     // SIGCHLD ignored (children reaped by the kernel): no answer is not
     // a yes.
-    f->i386_detail = "unknown (the probe's status could not be read)";
+    f->i386_detail = kI386Details[I386_NO_STATUS];
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
     f->i386_entry = true;
-    f->i386_detail = "present";
+    f->i386_detail = kI386Details[I386_PRESENT];
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 1) {
-    f->i386_detail = "absent in this kernel (int 0x80 answers ENOSYS)";
+    f->i386_detail = kI386Details[I386_ENOSYS];
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
-    f->i386_detail = "unknown (int 0x80 refused: probed under a filter)";
+    f->i386_detail = kI386Details[I386_REFUSED];
   } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) {
-    f->i386_detail = "absent in this kernel (int 0x80 faults: SIGSEGV)";
+    f->i386_detail = kI386Details[I386_SEGV];
   } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
-    f->i386_detail = "unknown (probed under a seccomp filter: SIGSYS)";
+    f->i386_detail = kI386Details[I386_SIGSYS];
   } else {
-    f->i386_detail = "absent (int 0x80 gave a wrong answer)";
+    f->i386_detail = kI386Details[I386_WRONG];
   }
   return 0;
 }
 
-static void probe(void) {
-  struct capsa_features *f = &g_features;
+// What needs no child: asked of the kernel in this process.
+static void probe_here(struct capsa_features *f) {
   f->no_new_privs = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) >= 0;
   // SECCOMP_GET_ACTION_AVAIL exists since 4.14; a kernel with seccomp
   // filters but without it is too old for capsa anyway.
@@ -162,7 +197,6 @@ static void probe(void) {
   // TSYNC arrived with seccomp() itself (3.17); seccomp() working implies it.
   f->seccomp_tsync = f->seccomp_filter;
   f->landlock_abi = capsa__landlock_abi();
-  f->userns_unprivileged = probe_userns();
   int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
   f->pidfd = pidfd >= 0;
   if (pidfd >= 0) close(pidfd);
@@ -173,15 +207,63 @@ static void probe(void) {
   // Wherever it is mounted (hybrid systems: /sys/fs/cgroup/unified), as
   // the host's cgroup probe finds it, so doctor's text and JSON agree.
   f->cgroup2 = capsa_cgroup_probe()->mounted;
-  // getpid through the x32 ABI (ENOSYS when the kernel lacks it) and the
-  // i386 entry, in a child.
-  capsa_features_probe_entries(f);
+}
+
+// Verdicts taken from elsewhere (capsa__features_adopt), used by the probe
+// in place of the children that would find them.
+static struct capsa__features_verdicts g_given;
+static bool g_given_set;
+
+static void probe(void) {
+  struct capsa_features *f = &g_features;
+  probe_here(f);
+  if (__atomic_load_n(&g_given_set, __ATOMIC_ACQUIRE)) {
+    f->userns_unprivileged = g_given.userns_unprivileged;
+    f->x32_abi = g_given.x32_abi;
+    f->i386_entry = g_given.i386_entry;
+    f->i386_detail = kI386Details[g_given.i386_detail];
+  } else {
+    f->userns_unprivileged = probe_userns();
+    // getpid through the x32 ABI (ENOSYS when the kernel lacks it) and the
+    // i386 entry, in a child.
+    capsa_features_probe_entries(f);
+  }
   __atomic_store_n(&g_probed, true, __ATOMIC_RELEASE);
 }
 
 const struct capsa_features *capsa_features_get(void) {
   pthread_once(&g_once, probe);
   return &g_features;
+}
+
+int capsa__features_export(struct capsa__features_verdicts *out) {
+  if (!out) return -EINVAL;
+  const struct capsa_features *f = capsa_features_get();
+  unsigned d = 0;
+  while (d < I386_DETAILS &&
+         (!f->i386_detail || strcmp(f->i386_detail, kI386Details[d]) != 0))
+    d++;
+  if (d == I386_DETAILS) return -EINVAL;
+  out->userns_unprivileged = f->userns_unprivileged;
+  out->x32_abi = f->x32_abi;
+  out->i386_entry = f->i386_entry;
+  out->i386_detail = (uint8_t)d;
+  return 0;
+}
+
+int capsa__features_adopt(const struct capsa__features_verdicts *in) {
+  if (!in || in->userns_unprivileged > 1 || in->x32_abi > 1 ||
+      in->i386_entry > 1 || in->i386_detail >= I386_DETAILS ||
+      (in->i386_entry == 1) != (in->i386_detail == I386_PRESENT))
+    return -EINVAL;
+  if (__atomic_load_n(&g_probed, __ATOMIC_ACQUIRE) ||
+      __atomic_load_n(&g_given_set, __ATOMIC_ACQUIRE))
+    return -EALREADY;
+  // Taken at the first capsa_features_get(), which probes the rest then, as
+  // it would have (an exec'd zygote: after it entered its empty root).
+  g_given = *in;
+  __atomic_store_n(&g_given_set, true, __ATOMIC_RELEASE);
+  return 0;
 }
 
 const struct capsa_features *capsa_features_cached(void) {

@@ -6,8 +6,9 @@
 //   capsa_features_format(f, true, buf, sizeof buf);   // JSON for `doctor`
 //
 // The first call probes (it forks short-lived children: one tries an
-// unprivileged user namespace, one the i386 and x32 entries, which may fault
-// or be killed); later calls return the cache. Probe before
+// unprivileged user namespace unless capsa_ns_available() has answered that
+// already, one the i386 and x32 entries, which may fault or be killed);
+// later calls return the cache. Probe before
 // entering capability mode: probes run inside it would see the sandbox, not
 // the kernel. capsa_cap_enter() and capsa_capmode_policy_compile() do so.
 #ifndef CAPSA_SANDBOX_FEATURES_H_
@@ -15,6 +16,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,6 +58,31 @@ const struct capsa_features *capsa_features_cached(void);
 // the caller). 0, or -errno when the child could not be started (the
 // fields then say "absent (the probe could not run)").
 int capsa_features_probe_entries(struct capsa_features *f);
+
+// Internal (the zygote's start). The verdicts of the probes that fork (an
+// unprivileged user namespace; the x32 and i386 entries), as this process
+// found them, for a fresh exec of the same binary on the same kernel that
+// would otherwise fork the same probes again: capsa_host_start sends its
+// own to the exec'd zygote.
+struct capsa__features_verdicts {
+  uint8_t userns_unprivileged;  // 0 or 1
+  uint8_t x32_abi;              // 0 or 1
+  uint8_t i386_entry;           // 0 or 1
+  uint8_t i386_detail;  // which of the probe's fixed texts ("present": 1)
+};
+
+// Fills *out from capsa_features_get() (probing first if needed). 0, or
+// -EINVAL (out NULL, or a detail text the table lacks).
+int capsa__features_export(struct capsa__features_verdicts *out);
+
+// Takes the forked probes' verdicts from *in (copied): the first
+// capsa_features_get() then probes only what needs no child, when it would
+// have, and forks nothing. -EINVAL and nothing taken when *in is not a set
+// of verdicts export could have made (a field out of range, an i386 detail
+// that contradicts i386_entry): the caller refuses such input. -EALREADY
+// when this process has probed (or adopted) already: its answers stand. Not
+// thread-safe against a concurrent first capsa_features_get().
+int capsa__features_adopt(const struct capsa__features_verdicts *in);
 
 // Formats f into buf (owned by the caller): one line "name=value ..." or a
 // JSON object. Returns the length needed (as snprintf) or -EINVAL.

@@ -1,6 +1,7 @@
 // Launcher primitives: clone3 into new namespaces, uid maps, empty root,
 // descriptor hygiene. See sandbox/namespaces.h.
 #include "sandbox/namespaces.h"
+#include "sandbox/ns_probe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -218,6 +219,23 @@ static int try_clone(unsigned long flags) {
 unsigned capsa_ns_available(void) {
   if (probed) return probe_result;
   unsigned avail = 0;
+  // Every namespace in one child first: where the kernel allows them all
+  // (the common case) that is the whole answer, each one then allowed on
+  // its own as well, for one clone instead of one per namespace. A refusal
+  // does not say which namespace it was: only then is each tried alone.
+  unsigned long all = 0;
+  for (int i = 0; i < CAPSA_NAMESPACE_COUNT; i++)
+    all |= kNamespaces[i].clone_flag;
+  if (try_clone(all) == 0) {
+    for (int i = 0; i < CAPSA_NAMESPACE_COUNT; i++) {
+      probe_errors[i] = 0;
+      avail |= kNamespaces[i].bit;
+    }
+    probe_user_why[0] = 0;
+    probe_result = avail;
+    probed = true;
+    return avail;
+  }
   int err = try_clone(CLONE_NEWUSER);
   probe_errors[0] = err;
   if (err == 0) avail |= CAPSA_NAMESPACE_USER;
@@ -233,6 +251,17 @@ unsigned capsa_ns_available(void) {
   probe_result = avail;
   probed = true;
   return avail;
+}
+
+bool capsa__ns_available_cached(unsigned *avail) {
+  if (!probed || !avail) return false;
+  *avail = probe_result;
+  return true;
+}
+
+unsigned capsa__ns_available_reprobe(void) {
+  probed = false;
+  return capsa_ns_available();
 }
 
 int capsa_ns_available_report(struct capsa_ns_report *out) {

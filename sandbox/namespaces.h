@@ -164,7 +164,8 @@ int capsa_ns_enter_empty_root(void);
 int capsa_ns_fork(const capsa_ns_policy *p, struct capsa_ns_child *child);
 
 // Which namespaces this process can create here (tried in a short-lived
-// child, once, cached). Call before entering any sandbox.
+// child with all of them, once, cached; only if that is refused, in one
+// child per namespace, to tell which). Call before entering any sandbox.
 unsigned capsa_ns_available(void);
 
 // The same probe as a report (requested: all, applied: what is available,

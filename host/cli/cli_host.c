@@ -129,14 +129,16 @@ static void close_fonts(struct capsa_cli_host *h) {
   }
 }
 
-static int open_host(struct capsa_cli_host *h, bool warm) {
+static int open_host(struct capsa_cli_host *h, bool warm, bool gzip_only) {
   memset(h, 0, sizeof *h);
   for (int i = 0; i < 3; i++) h->font_fds[i] = -1;
+  h->kind_page = h->kind_hostile = -1;
   int err = uv_loop_init(&h->loop);
   if (err < 0) return err;
   capsa_host_options_t o;
   capsa_host_options_init(&o);
-  if (access(FONT_DIR "DejaVuSans.ttf", R_OK) == 0) {
+  // A gzip host has no page renderer to draw text for: no fonts to load.
+  if (!gzip_only && access(FONT_DIR "DejaVuSans.ttf", R_OK) == 0) {
     o.font_regular = FONT_DIR "DejaVuSans.ttf";
     o.font_bold = FONT_DIR "DejaVuSans-Bold.ttf";
     o.font_mono = FONT_DIR "DejaVuSansMono.ttf";
@@ -156,27 +158,31 @@ static int open_host(struct capsa_cli_host *h, bool warm) {
   }
   h->host.data = h;
   capsa_kind_options_t k;
-  capsa_kind_options_init(&k, "page", capsa_renderer_main,
-                          (void *)&capsa_page_renderer);
-  speak_as(&k, &capsa_page_renderer);
-  k.allow_fonts = true;
-  if (h->font_fds[0] >= 0) {
-    memcpy(k.warm_up_fds, h->font_fds, sizeof h->font_fds);
-    k.nwarm_up_fds = 3;
+  if (!gzip_only) {
+    capsa_kind_options_init(&k, "page", capsa_renderer_main,
+                            (void *)&capsa_page_renderer);
+    speak_as(&k, &capsa_page_renderer);
+    k.allow_fonts = true;
+    if (h->font_fds[0] >= 0) {
+      memcpy(k.warm_up_fds, h->font_fds, sizeof h->font_fds);
+      k.nwarm_up_fds = 3;
+    }
+    k.limit_memory = 1ull << 30;
+    k.heartbeat_timeout_ms = 30000;
+    h->kind_page = capsa_host_define_kind(&h->host, &k);
   }
-  k.limit_memory = 1ull << 30;
-  k.heartbeat_timeout_ms = 30000;
-  h->kind_page = capsa_host_define_kind(&h->host, &k);
   capsa_kind_options_init(&k, "gzip", capsa_renderer_main_limited,
                           (void *)&capsa_gzip_renderer);
   speak_as(&k, &capsa_gzip_renderer);
   k.heartbeat_ms = 0;  // one long job: no pings to answer meanwhile
   h->kind_gzip = capsa_host_define_kind(&h->host, &k);
-  capsa_kind_options_init(&k, "hostile", capsa_renderer_main,
-                          (void *)&capsa_hostile_renderer);
-  speak_as(&k, &capsa_hostile_renderer);
-  k.heartbeat_ms = 0;  // attacks take a while; the host kills it anyway
-  h->kind_hostile = capsa_host_define_kind(&h->host, &k);
+  if (!gzip_only) {
+    capsa_kind_options_init(&k, "hostile", capsa_renderer_main,
+                            (void *)&capsa_hostile_renderer);
+    speak_as(&k, &capsa_hostile_renderer);
+    k.heartbeat_ms = 0;  // attacks take a while; the host kills it anyway
+    h->kind_hostile = capsa_host_define_kind(&h->host, &k);
+  }
   err = capsa_host_start(&h->host);
   if (err < 0) {
     snprintf(h->start_error, sizeof h->start_error, "%s",
@@ -188,11 +194,15 @@ static int open_host(struct capsa_cli_host *h, bool warm) {
 }
 
 int capsa_cli_host_open(struct capsa_cli_host *h) {
-  return open_host(h, true);
+  return open_host(h, true, false);
 }
 
 int capsa_cli_host_open_cold(struct capsa_cli_host *h) {
-  return open_host(h, false);
+  return open_host(h, false, false);
+}
+
+int capsa_cli_host_open_gzip(struct capsa_cli_host *h) {
+  return open_host(h, false, true);
 }
 
 static void on_host_closed(capsa_host_t *host) {

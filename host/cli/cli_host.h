@@ -65,6 +65,10 @@ int capsa_cli_host_open(struct capsa_cli_host *h);
 // The same without the page kind's warm-up (`capsa bench navigate`'s
 // comparison): each page renderer fetches and loads its fonts at start.
 int capsa_cli_host_open_cold(struct capsa_cli_host *h);
+// A host with the gzip kind alone (kind_page and kind_hostile are -1), for
+// `capsa gzip` / `gunzip`, a tool run once per input: no other kind's
+// policy compiled in the zygote, no fonts loaded, no warm-up run.
+int capsa_cli_host_open_gzip(struct capsa_cli_host *h);
 void capsa_cli_host_close(struct capsa_cli_host *h);
 
 // Spawns `kind`, runs the loop until the job is done and its renderer is

@@ -24,6 +24,8 @@ static const struct bench kBenches[] = {
      capsa_bench_pool},
     {"host", "host cost per renderer at 1/10/100; a greedy sibling's cost",
      capsa_bench_host},
+    {"oneshot", "a tool run once per input: capsa gzip vs bwrap, fork+exec",
+     capsa_bench_oneshot},
     {NULL, NULL, NULL},  // sentinel; benches are added above this line
 };
 

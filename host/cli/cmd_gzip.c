@@ -11,6 +11,7 @@
 
 #include "host/cli/cli_host.h"
 #include "host/cli/commands.h"
+#include "host/thread_pool.h"
 #include "renderer/kinds.h"
 
 static const char kUsage[] = "[-c] [-1..-9] [FILE]";
@@ -116,8 +117,10 @@ static int run(const char *name, bool decompress, int argc, char **argv) {
     fprintf(stderr, "capsa %s: %s: read: %s\n", name, in_name, strerror(-err));
     return 1;
   }
+  // Nothing here queues libuv thread-pool work: no pool threads to start.
+  capsa__thread_pool_not_used();
   struct capsa_cli_host h;
-  err = capsa_cli_host_open(&h);
+  err = capsa_cli_host_open_gzip(&h);
   if (err < 0) {
     fprintf(stderr, "capsa %s: cannot start the host: %s%s%s\n", name,
             strerror(-err), h.start_error[0] ? ": " : "", h.start_error);

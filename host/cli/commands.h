@@ -37,6 +37,7 @@ int capsa_bench_spawn(int argc, char **argv);     // bench_spawn.c
 int capsa_bench_pool(int argc, char **argv);      // bench_pool.c
 int capsa_bench_navigate(int argc, char **argv);  // bench_navigate.c
 int capsa_bench_host(int argc, char **argv);      // bench_host.c
+int capsa_bench_oneshot(int argc, char **argv);   // bench_oneshot.c
 int capsa_cmd_render(int argc, char **argv);      // cmd_render.c
 int capsa_cmd_gzip(int argc, char **argv);        // cmd_gzip.c
 int capsa_cmd_gunzip(int argc, char **argv);      // cmd_gzip.c

@@ -1,10 +1,12 @@
 // sandbox/namespaces.h: a real child in new namespaces with an empty root,
 // checked from inside (what it sees) and from outside (/proc).
 #include "sandbox/namespaces.h"
+#include "sandbox/ns_probe.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -17,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/harness/child.h"
 #include "tests/host/ptrace_cap.h"
 
 namespace {
@@ -235,6 +238,94 @@ TEST(Namespaces, ZygoteForkMakesSiblingInOwnPidNamespace) {
   EXPECT_EQ(1, sevens);
   close(z.pidfd);
   close(pipefd[0]);
+}
+
+// capsa_ns_available tries every namespace in one child first; its answer
+// must be what one child per namespace finds.
+int TryClone(unsigned long flags) {
+  pid_t pid = (pid_t)syscall(SYS_clone, flags | SIGCHLD, 0, 0, 0, 0);
+  if (pid < 0) return -errno;
+  if (pid == 0) _exit(0);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  return 0;
+}
+
+unsigned EachAlone(int errs[CAPSA_NAMESPACE_COUNT]) {
+  static const struct {
+    unsigned bit;
+    unsigned long flag;
+  } kAll[CAPSA_NAMESPACE_COUNT] = {
+      {CAPSA_NAMESPACE_USER, CLONE_NEWUSER},
+      {CAPSA_NAMESPACE_PID, CLONE_NEWPID},
+      {CAPSA_NAMESPACE_IPC, CLONE_NEWIPC},
+      {CAPSA_NAMESPACE_MOUNT, CLONE_NEWNS},
+      {CAPSA_NAMESPACE_NET, CLONE_NEWNET},
+  };
+  unsigned a = 0;
+  errs[0] = TryClone(CLONE_NEWUSER);
+  if (errs[0] == 0) a |= CAPSA_NAMESPACE_USER;
+  unsigned long base = errs[0] == 0 ? CLONE_NEWUSER : 0;
+  for (int i = 1; i < CAPSA_NAMESPACE_COUNT; i++) {
+    errs[i] = TryClone(base | kAll[i].flag);
+    if (errs[i] == 0) a |= kAll[i].bit;
+  }
+  return a;
+}
+
+TEST(Namespaces, AvailableIsWhatEachNamespaceAloneGives) {
+  CAPSA_EXPECT_CHILD_OK([] {
+    int errs[CAPSA_NAMESPACE_COUNT];
+    unsigned alone = EachAlone(errs);
+    EXPECT_EQ(alone, capsa__ns_available_reprobe());
+    capsa_ns_report rep;
+    ASSERT_EQ(0, capsa_ns_available_report(&rep));
+    EXPECT_EQ(alone, rep.applied);
+    for (int i = 0; i < CAPSA_NAMESPACE_COUNT; i++)
+      EXPECT_EQ(errs[i], rep.ns_error[i]) << "namespace " << i;
+    _exit(::testing::Test::HasFailure() ? 1 : 0);
+  });
+}
+
+bool WriteFile(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+  return close(fd) == 0 && ok;
+}
+
+// One namespace refused (no network namespace may be made under a user
+// namespace of the test's own, max_net_namespaces=0 there): the child with
+// all of them is refused, so each is tried alone; the refusal is named and
+// the others stay available.
+TEST(Namespaces, OneRefusedNamespaceIsNamedAndTheOthersStay) {
+  CAPSA_EXPECT_CHILD_OK([] {
+    char map[64];
+    uid_t uid = geteuid();
+    gid_t gid = getegid();
+    if (unshare(CLONE_NEWUSER) < 0) _exit(::capsa_test::kChildSkipped);
+    snprintf(map, sizeof map, "0 %u 1\n", (unsigned)uid);
+    bool mapped = WriteFile("/proc/self/setgroups", "deny") &&
+                  WriteFile("/proc/self/uid_map", map);
+    snprintf(map, sizeof map, "0 %u 1\n", (unsigned)gid);
+    mapped = mapped && WriteFile("/proc/self/gid_map", map);
+    if (!mapped || !WriteFile("/proc/sys/user/max_net_namespaces", "0"))
+      _exit(::capsa_test::kChildSkipped);
+    int errs[CAPSA_NAMESPACE_COUNT];
+    unsigned alone = EachAlone(errs);
+    if (!(alone & CAPSA_NAMESPACE_USER)) _exit(::capsa_test::kChildSkipped);
+    EXPECT_FALSE(alone & CAPSA_NAMESPACE_NET);
+    EXPECT_EQ(alone, capsa__ns_available_reprobe());
+    capsa_ns_report rep;
+    ASSERT_EQ(0, capsa_ns_available_report(&rep));
+    EXPECT_EQ(alone, rep.applied);
+    for (int i = 0; i < CAPSA_NAMESPACE_COUNT; i++)
+      EXPECT_EQ(errs[i], rep.ns_error[i]) << "namespace " << i;
+    EXPECT_EQ(-ENOSPC, rep.ns_error[CAPSA_NAMESPACE_COUNT - 1]);  // net
+    EXPECT_TRUE(rep.applied & CAPSA_NAMESPACE_USER);
+    _exit(::testing::Test::HasFailure() ? 1 : 0);
+  });
 }
 
 }  // namespace

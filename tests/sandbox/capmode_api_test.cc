@@ -585,6 +585,72 @@ TEST(CapsaCapmodeStaged, UnservedPolicyGetsTheIntersection) {
   });
 }
 
+// A stage dup'ed from a policy compiled already takes that policy's plain
+// filter instead of building it again (the zygote's case: its kinds are
+// compiled before the stage). It must be just as good as one built afresh.
+TEST(CapsaCapmodeStaged, StageOfACompiledPolicyReusesItsFilterAndHolds) {
+  CAPSA_EXPECT_CHILD_OK([] {
+    REQUIRE_SECCOMP();
+    capsa_capmode_policy *k = capsa_capmode_policy_new();
+    ASSERT_EQ(0, capsa_capmode_policy_compile(k));
+    capsa_capmode_policy *s = NewStage(k);  // dup of a compiled policy
+    ASSERT_NE(nullptr, s);
+    ASSERT_EQ(0, capsa_capmode_policy_compile(s));
+    ASSERT_EQ(1, capsa_capmode_policy_stage_serves(s, k));
+    struct capsa_capmode_report a;
+    struct capsa_capmode_report b;
+    ASSERT_EQ(0, capsa_capmode_policy_report(k, &a));
+    ASSERT_EQ(0, capsa_capmode_policy_report(s, &b));
+    EXPECT_EQ(a.seccomp_rows, b.seccomp_rows);
+    EXPECT_EQ(a.seccomp_bpf_len, b.seccomp_bpf_len);
+    // The same as a stage built from an uncompiled copy.
+    capsa_capmode_policy *fresh = NewStage(capsa_capmode_policy_new());
+    ASSERT_NE(nullptr, fresh);
+    ASSERT_EQ(0, capsa_capmode_policy_compile(fresh));
+    EXPECT_EQ(1, capsa_capmode_policy_stage_serves(fresh, k));
+    ASSERT_EQ(0, capsa_capmode_policy_enter_launcher(s));
+    EXPECT_ERRNO(ECAPMODE, open("/etc/hostname", O_RDONLY));
+    EXPECT_OK(CapsetCurrent());
+    EXPECT_EQ(0, InGrandchild(FinalStepChecks, k));
+    _exit(::testing::Test::HasFailure() ? 1 : 0);
+  });
+}
+
+// A dup changed after the copy (a row of its own, other tracing) builds its
+// own filter: the source's would lack the row.
+TEST(CapsaCapmodeStaged, DupChangedAfterTheCopyBuildsItsOwnFilter) {
+  CAPSA_EXPECT_CHILD_OK([] {
+    REQUIRE_SECCOMP();
+    capsa_capmode_policy *k = capsa_capmode_policy_new();
+    ASSERT_EQ(0, capsa_capmode_policy_compile(k));
+    capsa_capmode_policy *s = NewStage(k);
+    ASSERT_NE(nullptr, s);
+    ASSERT_EQ(0, capsa_capmode_policy_allow_name(s, "sysinfo", nullptr, 0,
+                                                 "test: memory pressure"));
+    ASSERT_EQ(0, capsa_capmode_policy_compile(s));
+    EXPECT_EQ(0, capsa_capmode_policy_stage_serves(s, k));
+    struct capsa_capmode_report a;
+    struct capsa_capmode_report b;
+    ASSERT_EQ(0, capsa_capmode_policy_report(k, &a));
+    ASSERT_EQ(0, capsa_capmode_policy_report(s, &b));
+    EXPECT_EQ(a.seccomp_rows + 1, b.seccomp_rows);
+    capsa_capmode_policy *t = NewStage(k);
+    ASSERT_NE(nullptr, t);
+    ASSERT_EQ(0, capsa_capmode_policy_set_trace(t, !a.trace));
+    ASSERT_EQ(0, capsa_capmode_policy_compile(t));
+    if (capsa_features_get()->seccomp_trap) {
+      ASSERT_EQ(0, capsa_capmode_policy_report(t, &b));
+      EXPECT_NE(a.trace, b.trace);
+      EXPECT_EQ(0, capsa_capmode_policy_stage_serves(t, k));
+    }
+    // The stage with its own row really allows it (its own filter).
+    ASSERT_EQ(0, capsa_capmode_policy_enter_launcher(s));
+    struct sysinfo si;
+    EXPECT_OK(syscall(SYS_sysinfo, &si));
+    _exit(::testing::Test::HasFailure() ? 1 : 0);
+  });
+}
+
 TEST(CapsaCapmodeStaged, LauncherRowsAreCheckedAndErrorsAreClear) {
   if (!capsa_features_get()->seccomp_filter)
     GTEST_SKIP() << "kernel without seccomp filters";
