@@ -741,7 +741,9 @@ TEST_F(Pool, SharedWorkersAreKilledAfterNJobsAndGoneBeforeTheLastIsDone) {
     EXPECT_TRUE(jobs[i].gone_at_done) << "job " << i << " on " << jobs[i].pid;
   EXPECT_FALSE(jobs[0].gone_at_done);
   EXPECT_GE(Count(CAPSA_EV_KILLED), 2u) << order_;
-  EXPECT_EQ("recycled by the pool", Find(CAPSA_EV_KILLED)->text);
+  const auto *killed = Find(CAPSA_EV_KILLED);
+  ASSERT_NE(nullptr, killed) << order_;  // (a failure, not a crash)
+  EXPECT_EQ("recycled by the pool", killed->text);
   EXPECT_EQ(0u, Count(CAPSA_EV_CRASHED) + Count(CAPSA_EV_SHUTDOWN)) << order_;
   EXPECT_GE(Stats().recycled, 2u);
 }
