@@ -6,10 +6,13 @@
 //   struct capsa__zygote_kind kinds[1] = {
 //       {.name = "echo", .main = capsa_renderer_main, .arg = &handlers,
 //        .capmode = policy}};
-//   capsa__zygote_start(&z, kinds, 1, CAPSA_NAMESPACE_ALL, 0, true, 2);
+//   capsa__zygote_start(&z, kinds, 1, CAPSA_NAMESPACE_ALL, 0, true,
+//                       STDERR_FILENO, 0);  // 0: no RLIMIT_NPROC total
 //   struct capsa_ns_child c;
-//   capsa__zygote_fork(&z, 0, channel_fd, &c);  // c.pidfd: owned by caller;
-//                                               // the renderer is our child
+//   int chan = -1, err_fd = -1;  // a spare's own channel; its stderr pipe
+//   capsa__zygote_fork(&z, 0, channel_fd, &c, &chan, &err_fd);
+//   // c.pidfd, chan (when >= 0) and err_fd are owned by the caller; the
+//   // renderer is our child (CLONE_PARENT)
 //   capsa__zygote_stop(&z);
 //
 // The zygote runs in the launcher's namespaces (user, mount with an empty
