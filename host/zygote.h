@@ -7,7 +7,7 @@
 //       {.name = "echo", .main = capsa_renderer_main, .arg = &handlers,
 //        .capmode = policy}};
 //   capsa__zygote_start(&z, kinds, 1, CAPSA_NAMESPACE_ALL, 0, true,
-//                       STDERR_FILENO, 0);  // 0: no RLIMIT_NPROC total
+//                       STDERR_FILENO, RLIM_INFINITY);  // RLIMIT_NPROC kept
 //   struct capsa_ns_child c;
 //   int chan = -1, err_fd = -1;  // a spare's own channel; its stderr pipe
 //   capsa__zygote_fork(&z, 0, channel_fd, &c, &chan, &err_fd);
