@@ -213,8 +213,10 @@ int capsa__fz_repro_load(const char *path, capsa__fz_repro_t *r, char *err,
     free(buf);
     if (e < 0 || count == 0) {
       builder_free(&b);
-      snprintf(err, cap, "not a capsa fuzz reproducer (a manifest \"%s...\" "
-               "or a CAPSA_IPC_DUMP .in file)", kMagic);
+      snprintf(err, cap,
+               "not a capsa fuzz reproducer (a manifest \"%s...\" "
+               "or a CAPSA_IPC_DUMP .in file)",
+               kMagic);
       return -EINVAL;
     }
     r->version = 2;
@@ -308,8 +310,10 @@ int capsa__fz_repro_load(const char *path, capsa__fz_repro_t *r, char *err,
       if (*p == 0) break;
       unsigned long c = strtoul(p, &end, 10);
       if (end == p || c >= r->nch || next[c] >= count[c]) {
-        snprintf(err, cap, "order: entry %zu is not a channel with a record "
-                 "left", k);
+        snprintf(err, cap,
+                 "order: entry %zu is not a channel with a record "
+                 "left",
+                 k);
         e = -EINVAL;
         break;
       }
@@ -554,8 +558,7 @@ void capsa__fz_recorder_attach(capsa__fz_recorder_t *rec) {
 #ifdef FZ_ASAN
   static const int sigs[] = {SIGABRT, SIGILL, SIGTRAP};
 #else
-  static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
-                             SIGTRAP};
+  static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP};
 #endif
   for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
     sigaction(sigs[i], &sa, NULL);
@@ -581,8 +584,7 @@ int capsa__fz_recorder_collect(capsa__fz_recorder_t *rec,
   if (f == NULL) return -ENOMEM;
   for (int s = 0; s < CAPSA__FZ_SLOTS; s++) {
     slot_t *sl = &rec->slot[s];
-    uint32_t used =
-        atomic_load_explicit(&sl->used, memory_order_acquire);
+    uint32_t used = atomic_load_explicit(&sl->used, memory_order_acquire);
     if (sl->serial == 0 || used > CAPSA__FZ_SLOT_BYTES) continue;
     for (uint32_t o = 0; o + 7 <= used && n < cap;) {
       const uint8_t *p = sl->data + o;
@@ -758,11 +760,11 @@ static int make_handle(uint8_t kind, uint8_t size, int *keep) {
       *keep = kind == CAPSA__DUMP_PIPE_READ ? sv[1] : sv[0];
       return kind == CAPSA__DUMP_PIPE_READ ? sv[0] : sv[1];
     default:
-      if (socketpair(AF_UNIX,
-                     (kind == CAPSA__DUMP_CHANNEL ? SOCK_SEQPACKET
-                                                  : SOCK_STREAM) |
-                         SOCK_CLOEXEC,
-                     0, sv) < 0)
+      if (socketpair(
+              AF_UNIX,
+              (kind == CAPSA__DUMP_CHANNEL ? SOCK_SEQPACKET : SOCK_STREAM) |
+                  SOCK_CLOEXEC,
+              0, sv) < 0)
         return -1;
       *keep = sv[1];
       return sv[0];
@@ -791,8 +793,7 @@ static bool wait_turn(capsa__fz_replay_t *rp, int i) {
     }
     if (rp->dead[rp->rec[t].ch] || now_ms() - since > kStallMs) {
       // A renderer the host ended (or one that never came): skip its turn.
-      if (atomic_compare_exchange_strong(&rp->turn, &t, t + 1))
-        wake(&rp->turn);
+      if (atomic_compare_exchange_strong(&rp->turn, &t, t + 1)) wake(&rp->turn);
       continue;
     }
     wait_change(&rp->turn, t, 20);
@@ -831,7 +832,8 @@ int capsa__fz_replay_renderer_main(int ch, const capsa_sandbox_report_t *sb,
       if (sb) hello.u.hello.sandbox = *sb;
       hello.u.hello.sandbox.detail = NULL;
       int n = capsa_msg_encode(&hello, buf, sizeof buf);
-      if (n < 0 || capsa_scm_send(ch, buf, (size_t)n, NULL, 0, MSG_NOSIGNAL) < 0)
+      if (n < 0 ||
+          capsa_scm_send(ch, buf, (size_t)n, NULL, 0, MSG_NOSIGNAL) < 0)
         break;
     }
     int fds[3], keep[3];
@@ -840,8 +842,8 @@ int capsa__fz_replay_renderer_main(int ch, const capsa_sandbox_report_t *sb,
       int fd = make_handle(x->kind[k], x->size[k], &keep[made]);
       if (fd >= 0) fds[made++] = fd;
     }
-    ssize_t sent = capsa_scm_send(ch, rp->data + x->off, x->len, fds, made,
-                                  MSG_NOSIGNAL);
+    ssize_t sent =
+        capsa_scm_send(ch, rp->data + x->off, x->len, fds, made, MSG_NOSIGNAL);
     for (int k = 0; k < made; k++) {
       close(fds[k]);
       if (keep[k] >= 0) close(keep[k]);
@@ -857,8 +859,7 @@ int capsa__fz_replay_renderer_main(int ch, const capsa_sandbox_report_t *sb,
       // The host takes this record for the HELLO: its sink does not count
       // it, so this side moves the turn on.
       int t = (int)i;
-      if (atomic_compare_exchange_strong(&rp->turn, &t, t + 1))
-        wake(&rp->turn);
+      if (atomic_compare_exchange_strong(&rp->turn, &t, t + 1)) wake(&rp->turn);
       continue;
     }
     wait_received(rp, (int)i, (unsigned)c);

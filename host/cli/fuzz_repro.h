@@ -48,7 +48,7 @@
 #include "host/capsa_host.h"
 #include "ipc/interface.h"
 
-#define CAPSA__FZ_SLOTS 8             // channels a reproducer keeps
+#define CAPSA__FZ_SLOTS 8  // channels a reproducer keeps
 #define CAPSA__FZ_SLOT_BYTES (512u << 10)
 #define CAPSA__FZ_MAX_CHANNELS CAPSA__FZ_SLOTS
 #define CAPSA__FZ_MAX_RECORDS 4096

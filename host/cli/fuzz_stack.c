@@ -31,9 +31,10 @@ static const char *find_n(const char *hay, size_t n, const char *needle) {
 // Frames of no interest for telling bugs apart.
 static bool boring(const char *fn, size_t n) {
   static const char *const k[] = {
-      "malloc",  "calloc",        "realloc", "free",      "operator new",
-      "__interceptor_", "__asan",  "__sanitizer", "__ubsan", "raise",
-      "abort",   "pthread_kill", "__pthread_kill", "__GI_", "__libc_"};
+      "malloc",         "calloc",         "realloc", "free",
+      "operator new",   "__interceptor_", "__asan",  "__sanitizer",
+      "__ubsan",        "raise",          "abort",   "pthread_kill",
+      "__pthread_kill", "__GI_",          "__libc_"};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
     size_t l = strlen(k[i]);
     if (n >= l && memcmp(fn, k[i], l) == 0) return true;
@@ -173,6 +174,9 @@ static void from_crash(const capsa__fz_crash_t *c, char *key, size_t cap) {
       const char *b = strrchr(d.dli_fname, '/');
       b = b ? b + 1 : d.dli_fname;
       if (d.dli_sname && boring(d.dli_sname, strlen(d.dli_sname))) continue;
+      // libc's own frames (abort, raise, memcpy...) say where it was
+      // called from no better than its caller does.
+      if (strncmp(b, "libc.so", 7) == 0 && i + 1 < c->nframes) continue;
       snprintf(f, sizeof f, "%s+0x%lx%s%s%s", b,
                (unsigned long)(a - (uintptr_t)d.dli_fbase),
                d.dli_sname ? " (" : "", d.dli_sname ? d.dli_sname : "",

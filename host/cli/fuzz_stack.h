@@ -16,7 +16,8 @@
 //  2. What the worker's own crash handler recorded (fuzz_repro.h; builds
 //     without ASan, and SIGABRT/SIGILL/SIGTRAP under it): "signal N", then
 //     the faulting pc and the return addresses above it, the top
-//     CAPSA__FZ_TOP_FRAMES, each "MODULE+0xOFFSET" (dladdr: the worker is a
+//     CAPSA__FZ_TOP_FRAMES outside libc (abort, raise, memcpy: their
+//     caller tells bugs apart), each "MODULE+0xOFFSET" (dladdr: the worker is a
 //     fork of this process, so its addresses are this process's), with
 //     "(FUNC)" when the module exports the name.
 //  3. Otherwise the failure's class: "hang", "exit N", "signal N".

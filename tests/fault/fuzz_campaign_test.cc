@@ -149,9 +149,9 @@ void RemoveTree(const std::string &dir) {
 
 unsigned long Count(const std::string &out, const char *what) {
   size_t at = out.rfind(what);
-  return at == std::string::npos ? 0
-                                 : strtoul(out.c_str() + at + strlen(what),
-                                           nullptr, 10);
+  return at == std::string::npos
+             ? 0
+             : strtoul(out.c_str() + at + strlen(what), nullptr, 10);
 }
 
 // A host that crashes mid-campaign (an injected bug in its handler, reached
@@ -186,9 +186,8 @@ TEST(FuzzCampaign, HostCrashIsAFailureWithAReproducerThatCrashes) {
   EXPECT_NE(std::string::npos, manifest.find("\norder 0")) << manifest;
   // Replayed against a fresh host with the same bug: it crashes again, at
   // the same stack.
-  out = RunCommand("CAPSA_FUZZ_INJECT=crash " + Capsa() + " fuzz --replay " +
-                       files[0],
-                   &st);
+  out = RunCommand(
+      "CAPSA_FUZZ_INJECT=crash " + Capsa() + " fuzz --replay " + files[0], &st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << out;
   EXPECT_NE(std::string::npos, out.find("in arrival order")) << out;
   EXPECT_NE(std::string::npos, out.find("; FAILURE (host")) << out;
@@ -207,10 +206,10 @@ TEST(FuzzCampaign, CrashesAreDeduplicatedByStack) {
   char dir[] = "/tmp/capsa-fuzz-dedup-XXXXXX";
   ASSERT_NE(nullptr, mkdtemp(dir));
   int st = -1;
-  std::string out = RunCommand(std::string("CAPSA_FUZZ_INJECT=crash,abort ") +
-                                   Capsa() + " fuzz --seconds 5 --seed 3 " +
-                                   "--out " + dir,
-                               &st);
+  std::string out =
+      RunCommand(std::string("CAPSA_FUZZ_INJECT=crash,abort ") + Capsa() +
+                     " fuzz --seconds 5 --seed 3 " + "--out " + dir,
+                 &st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << out;
   unsigned long failures = Count(out, "failures ");
   EXPECT_EQ(2u, Count(out, "unique ")) << out;
@@ -248,9 +247,8 @@ TEST(FuzzCampaign, MinimizeShrinksAReproducerThatStillCrashes) {
   EXPECT_GT(after, 0u) << out;
   EXPECT_NE(std::string::npos, out.find("renderers ")) << out;
   std::string min = files[0] + ".min";
-  out = RunCommand("CAPSA_FUZZ_INJECT=crash " + Capsa() + " fuzz --replay " +
-                       min,
-                   &st);
+  out = RunCommand(
+      "CAPSA_FUZZ_INJECT=crash " + Capsa() + " fuzz --replay " + min, &st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << out;
   EXPECT_NE(std::string::npos,
             out.find("replaying " + std::to_string(after) + " records"))
