@@ -74,9 +74,16 @@ static void on_closed(capsa_host_t *h) {
 
 static void on_event(capsa_host_t *h, const capsa_host_event_t *ev) {
   struct worker *w = h->data;
+  // A replaying renderer the host ended: the turns of its records left
+  // are skipped at once (fuzz_repro.h).
+  if (w->rp && ev->renderer &&
+      (ev->type == CAPSA_EV_BAD_MESSAGE || ev->type == CAPSA_EV_KILLED ||
+       ev->type == CAPSA_EV_EXITED || ev->type == CAPSA_EV_CRASHED ||
+       ev->type == CAPSA_EV_CLOSED))
+    capsa__fz_replay_closed(w->rp, capsa_renderer_pid(ev->renderer));
   if (w->verbose)  // a replay says what the host made of each renderer
     fprintf(stderr, "replay: renderer %d: %s%s%s\n",
-            (int)capsa_renderer_pid(ev->renderer),
+            ev->renderer ? (int)capsa_renderer_pid(ev->renderer) : 0,
             capsa_host_event_name(ev->type), ev->text ? ": " : "",
             ev->text ? ev->text : "");
   switch (ev->type) {
@@ -110,8 +117,6 @@ static void on_event(capsa_host_t *h, const capsa_host_event_t *ev) {
       w->p.killed++;
       w->p.execs++;
       w->live--;
-      if (w->rp)
-        capsa__fz_replay_closed(w->rp, capsa_renderer_pid(ev->renderer));
       if (!w->stopping && w->mode == kCampaign) {
         w->p.respawned++;
         spawn_one(w);

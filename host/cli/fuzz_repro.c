@@ -198,6 +198,7 @@ static int load_v1(const char *text, capsa__fz_repro_t *r) {
 int capsa__fz_repro_load(const char *path, capsa__fz_repro_t *r, char *err,
                          size_t cap) {
   memset(r, 0, sizeof *r);
+  if (cap > 0) err[0] = 0;
   uint8_t *buf = NULL;
   size_t len = 0;
   int e = read_file(path, &buf, &len);
@@ -298,7 +299,9 @@ int capsa__fz_repro_load(const char *path, capsa__fz_repro_t *r, char *err,
   size_t next[CAPSA__FZ_MAX_CHANNELS] = {0}, total = 0;
   for (unsigned c = 0; c < r->nch; c++) total += count[c];
   if (e == 0 && r->nch == 0) {
-    snprintf(err, cap, "no channel line");
+    snprintf(err, cap,
+             "no channel line (the host failed before any renderer sent a "
+             "record: run the campaign's seed again)");
     e = -EINVAL;
   }
   if (e == 0 && order) {
@@ -337,6 +340,7 @@ int capsa__fz_repro_load(const char *path, capsa__fz_repro_t *r, char *err,
   if (e < 0) {
     builder_free(&b);
     r->nch = 0;
+    if (err[0] == 0) snprintf(err, cap, "%s", strerror(-e));
     return e;
   }
   r->version = 2;
