@@ -56,6 +56,10 @@
 #include "host/capsa_host.h"
 #include "ipc/interface.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct capsa__fz_live_options {
   // The fuzzing renderers: a registered kind (CAPSA_RENDERER_KIND) and
   // its entry, and the interfaces their HELLO names (the kind's list).
@@ -89,5 +93,9 @@ int capsa__fz_live_replay(const capsa__fz_live_options_t *o, const char *path);
 // Writes PATH.min; `seconds`: its time budget.
 int capsa__fz_live_minimize(const capsa__fz_live_options_t *o, const char *path,
                             unsigned long seconds);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif  // CAPSA_HOST_CLI_FUZZ_LIVE_H_

@@ -48,6 +48,10 @@
 #include "host/capsa_host.h"
 #include "ipc/interface.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CAPSA__FZ_SLOTS 8  // channels a reproducer keeps
 #define CAPSA__FZ_SLOT_BYTES (512u << 10)
 #define CAPSA__FZ_MAX_CHANNELS CAPSA__FZ_SLOTS
@@ -140,5 +144,9 @@ void capsa__fz_replay_set_hello(capsa__fz_replay_t *rp, const char *kind_name,
 // skipped.
 void capsa__fz_replay_closed(capsa__fz_replay_t *rp, pid_t pid);
 unsigned capsa__fz_replay_channels(const capsa__fz_replay_t *rp);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif  // CAPSA_HOST_CLI_FUZZ_REPRO_H_

@@ -66,6 +66,7 @@ static void frame_text(const char *s, size_t n, char *out, size_t cap) {
       for (size_t i = 0; i < ll; i++)
         if (loc[i] == '/') slash = loc + i;
       if (slash) ll -= (size_t)(slash + 1 - loc), loc = slash + 1;
+      if (ll > 0 && loc[ll - 1] == ')') ll--;
       append(out, cap, " ", 1);
       append(out, cap, loc, ll);
       return;

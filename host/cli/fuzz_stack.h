@@ -31,6 +31,10 @@
 
 #include "host/cli/fuzz_repro.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define CAPSA__FZ_TOP_FRAMES 3
 
 // `log` (log_len bytes, borrowed): the worker's stderr; `crash`: its crash
@@ -39,5 +43,9 @@
 uint64_t capsa__fz_signature(const char *log, size_t log_len,
                              const capsa__fz_crash_t *crash,
                              const char *fallback, char *key, size_t cap);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif  // CAPSA_HOST_CLI_FUZZ_STACK_H_
