@@ -27,9 +27,9 @@
 #include "host/kind_registry.h"
 #include "renderer/fuzz/fuzz_renderer.h"
 
+// After "usage: capsa fuzz " (capsa_cli_usage_error adds it).
 static const char kUsage[] =
-    "usage: capsa fuzz [--seconds N] [--seed S] [--hang-seconds N] "
-    "[--out DIR]\n"
+    "[--seconds N] [--seed S] [--hang-seconds N] [--out DIR]\n"
     "       capsa fuzz --replay FILE\n"
     "       capsa fuzz --minimize FILE [--seconds N]";
 
@@ -101,7 +101,7 @@ int capsa_cmd_fuzz(int argc, char **argv) {
   const char *replay_path = NULL, *minimize_path = NULL, *out_dir = ".";
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--help") == 0) {
-      printf("%s\n", kUsage);
+      printf("usage: capsa fuzz %s\n", kUsage);
       return 0;
     }
     if (i + 1 >= argc)
@@ -137,8 +137,8 @@ int capsa_cmd_fuzz(int argc, char **argv) {
     }
   }
   if (replay_path && minimize_path)
-    return capsa_cli_usage_error("fuzz", kUsage, "one of --replay and",
-                                 "--minimize");
+    return capsa_cli_usage_error(
+        "fuzz", kUsage, "--replay and --minimize exclude each other", NULL);
   read_inject();
   // capsa's own renderer, interface and handler: an embedder's would go
   // here (the design note in fuzz_live.h).
