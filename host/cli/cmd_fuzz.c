@@ -67,9 +67,9 @@ static void on_noise(const capsa_msg_t *m, void *arg) {
   // A handler's reading of what the schema promises (bounded note and data).
   volatile size_t sum = 0;
   for (size_t i = 0; i < nz->data.len; i++) sum += nz->data.data[i];
-  if (g_inject_crash && nz->level == 3 && nz->data.len >= 160)
+  if (g_inject_crash && nz->level == 3 && nz->data.len >= 100)
     planted_null_write((unsigned)sum);
-  if (g_inject_abort && nz->level == 2 && nz->data.len >= 200) planted_abort();
+  if (g_inject_abort && nz->level == 2 && nz->data.len >= 128) planted_abort();
 }
 
 static void read_inject(void) {

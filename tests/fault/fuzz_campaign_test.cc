@@ -164,7 +164,7 @@ TEST(FuzzCampaign, HostCrashIsAFailureWithAReproducerThatCrashes) {
   int st = -1;
   std::string out =
       RunCommand(std::string("cd ") + dir + " && CAPSA_FUZZ_INJECT=crash " +
-                     Capsa() + " fuzz --seconds 4 --seed 9",
+                     Capsa() + " fuzz --seconds 6 --seed 3",
                  &st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << out;
   // A signal, or under ASan its report and exit code.
@@ -208,7 +208,7 @@ TEST(FuzzCampaign, CrashesAreDeduplicatedByStack) {
   int st = -1;
   std::string out =
       RunCommand(std::string("CAPSA_FUZZ_INJECT=crash,abort ") + Capsa() +
-                     " fuzz --seconds 5 --seed 3 " + "--out " + dir,
+                     " fuzz --seconds 6 --seed 3 " + "--out " + dir,
                  &st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << out;
   unsigned long failures = Count(out, "failures ");
@@ -229,7 +229,7 @@ TEST(FuzzCampaign, MinimizeShrinksAReproducerThatStillCrashes) {
   int st = -1;
   std::string out =
       RunCommand(std::string("CAPSA_FUZZ_INJECT=crash ") + Capsa() +
-                     " fuzz --seconds 3 --seed 9 --out " + dir,
+                     " fuzz --seconds 3 --seed 3 --out " + dir,
                  &st);
   std::vector<std::string> files = Reproducers(dir);
   ASSERT_EQ(1u, files.size()) << out;
