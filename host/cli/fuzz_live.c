@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host/cli/fuzz_replay.h"
 #include "host/cli/fuzz_repro.h"
 #include "host/cli/fuzz_stack.h"
 

@@ -1,5 +1,5 @@
 // Reproducers of `capsa fuzz` (host/cli/cmd_fuzz.c): what the host received
-// from each renderer, recorded as it arrived, saved, loaded and replayed.
+// from each renderer, recorded as it arrived, saved and loaded.
 //
 //   capsa__fz_recorder_t *rec = capsa__fz_recorder_new();  // before fork
 //   ... worker: capsa__fz_recorder_attach(rec); run the host ...
@@ -30,13 +30,7 @@
 // takes such an .in file alone (one channel: a CAPSA_IPC_DUMP recording or
 // a fuzz_host input) and version 1 manifests (renderer seeds).
 //
-// Replaying. A fresh host of a forked zygote (the records reach the
-// renderers in memory the zygote inherits) spawns a renderer per channel;
-// each sends its HELLO just before its first record, then its records with
-// descriptors of the recorded kinds and sizes, each only once every record
-// before it in the arrival order has been received by the host (the host's
-// sink counts them), so the host receives them in the recorded order.
-// Descriptors are made afresh: the same kind and size, never the same file.
+// Replaying: fuzz_replay.h.
 #ifndef CAPSA_HOST_CLI_FUZZ_REPRO_H_
 #define CAPSA_HOST_CLI_FUZZ_REPRO_H_
 
@@ -46,6 +40,7 @@
 #include <sys/types.h>
 
 #include "host/capsa_host.h"
+#include "host/cli/fuzz_stack.h"
 #include "ipc/interface.h"
 
 #ifdef __cplusplus
@@ -56,7 +51,6 @@ extern "C" {
 #define CAPSA__FZ_SLOT_BYTES (512u << 10)
 #define CAPSA__FZ_MAX_CHANNELS CAPSA__FZ_SLOTS
 #define CAPSA__FZ_MAX_RECORDS 4096
-#define CAPSA__FZ_MAX_FRAMES 32
 
 // One received record, in a reproducer.
 typedef struct capsa__fz_rec {
@@ -102,48 +96,30 @@ int capsa__fz_repro_subset(const capsa__fz_repro_t *src, const bool *keep,
 
 // --- recording (worker) and collecting (watcher)
 
-// What the worker's crash handler leaves (not under ASan's own handlers).
-typedef struct capsa__fz_crash {
-  volatile int sig;  // 0: none
-  volatile int nframes;
-  uintptr_t frames[CAPSA__FZ_MAX_FRAMES];  // [0]: the faulting pc
-} capsa__fz_crash_t;
-
 typedef struct capsa__fz_recorder capsa__fz_recorder_t;
+
+// Channels whose first record (the HELLO) a sink has seen, the latest
+// CAPSA__FZ_SEEN of them: a channel's serial is given when it is made, at
+// spawn, but renderers say HELLO in any order. Zeroed: none.
+#define CAPSA__FZ_SEEN 256
+typedef struct capsa__fz_seen {
+  uint64_t serial[CAPSA__FZ_SEEN];
+  unsigned next;
+} capsa__fz_seen_t;
+// Whether `serial` is new to `s`; remembers it.
+bool capsa__fz_first_sight(capsa__fz_seen_t *s, uint64_t serial);
 
 // Shared memory (MAP_SHARED, inherited across fork). NULL on failure.
 capsa__fz_recorder_t *capsa__fz_recorder_new(void);
 // Empties it (the watcher, before each worker).
 void capsa__fz_recorder_reset(capsa__fz_recorder_t *rec);
 // In the worker: records what its host receives from now on, and installs
-// the crash handler (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP;
-// under ASan only those ASan leaves alone: SIGABRT, SIGILL, SIGTRAP).
+// the crash handler (fuzz_stack.h) writing into the recorder.
 void capsa__fz_recorder_attach(capsa__fz_recorder_t *rec);
 // In the watcher, after the worker ended: the records into *r (version 2).
 int capsa__fz_recorder_collect(capsa__fz_recorder_t *rec, capsa__fz_repro_t *r);
 const capsa__fz_crash_t *capsa__fz_recorder_crash(
     const capsa__fz_recorder_t *rec);
-
-// --- replaying (in a worker)
-
-typedef struct capsa__fz_replay capsa__fz_replay_t;
-
-// Shared memory holding `r`'s records for the replaying renderers; installs
-// the host-side sink that paces them. Call before capsa_host_start (the
-// forked zygote inherits it). NULL on failure.
-capsa__fz_replay_t *capsa__fz_replay_new(const capsa__fz_repro_t *r);
-// The replaying renderer (capsa_renderer_entry_fn; arg: the replay).
-// `kind_name` and the interfaces go into its HELLO.
-int capsa__fz_replay_renderer_main(int channel_fd,
-                                   const capsa_sandbox_report_t *sandbox,
-                                   void *arg);
-void capsa__fz_replay_set_hello(capsa__fz_replay_t *rp, const char *kind_name,
-                                const capsa_interface_t *const *ifaces,
-                                unsigned nifaces);
-// The host saw renderer `pid` end: its channel's remaining turns are
-// skipped.
-void capsa__fz_replay_closed(capsa__fz_replay_t *rp, pid_t pid);
-unsigned capsa__fz_replay_channels(const capsa__fz_replay_t *rp);
 
 #ifdef __cplusplus
 }

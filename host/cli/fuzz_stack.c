@@ -1,11 +1,80 @@
-// Failure signatures of capsa fuzz (fuzz_stack.h).
+// Failure signatures of capsa fuzz and the crash handler (fuzz_stack.h).
 
 #include "host/cli/fuzz_stack.h"
 
 #include <dlfcn.h>
+#include <execinfo.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <ucontext.h>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FZ_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) && !defined(FZ_ASAN)
+#define FZ_ASAN 1
+#endif
+
+// --- the worker's crash handler
+
+static capsa__fz_crash_t *g_crash;
+
+static void on_fatal(int sig, siginfo_t *si, void *ucv) {
+  (void)si;
+  capsa__fz_crash_t *c = g_crash;
+  if (c != NULL && c->sig == 0) {
+    uintptr_t pc = 0;
+#if defined(__x86_64__)
+    pc = (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    pc = (uintptr_t)((ucontext_t *)ucv)->uc_mcontext.pc;
+#else
+    (void)ucv;
+#endif
+    void *bt[CAPSA__FZ_MAX_FRAMES + 8];
+    int n = backtrace(bt, CAPSA__FZ_MAX_FRAMES + 8);
+    // Skip this handler and the signal trampoline: from the faulting pc on.
+    int start = n > 2 ? 2 : n;
+    for (int i = 0; i < n; i++)
+      if ((uintptr_t)bt[i] == pc) {
+        start = i + 1;
+        break;
+      }
+    int k = 0;
+    if (pc != 0) c->frames[k++] = pc;
+    for (int i = start; i < n && k < CAPSA__FZ_MAX_FRAMES; i++)
+      c->frames[k++] = (uintptr_t)bt[i];
+    c->nframes = k;
+    c->sig = sig;
+  }
+  // SA_RESETHAND: the default action is back; the signal stays pending
+  // until this returns, then ends the process as it would have.
+  raise(sig);
+}
+
+void capsa__fz_crash_handler_install(capsa__fz_crash_t *c) {
+  g_crash = c;
+  void *warm[2];
+  backtrace(warm, 2);  // loads the unwinder now, not in the handler
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_fatal;
+  sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+  sigemptyset(&sa.sa_mask);
+#ifdef FZ_ASAN
+  static const int sigs[] = {SIGABRT, SIGILL, SIGTRAP};
+#else
+  static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP};
+#endif
+  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+    sigaction(sigs[i], &sa, NULL);
+}
+
+// --- signatures
 
 static uint64_t fnv1a(const char *s) {
   uint64_t h = 0xcbf29ce484222325ULL;

@@ -29,13 +29,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "host/cli/fuzz_repro.h"
-
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define CAPSA__FZ_TOP_FRAMES 3
+#define CAPSA__FZ_MAX_FRAMES 32
+
+// What the worker's crash handler leaves (not under ASan's own handlers).
+typedef struct capsa__fz_crash {
+  volatile int sig;  // 0: none
+  volatile int nframes;
+  uintptr_t frames[CAPSA__FZ_MAX_FRAMES];  // [0]: the faulting pc
+} capsa__fz_crash_t;
+
+// Installs, in the worker, a handler of SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+// SIGABRT and SIGTRAP (under ASan only those ASan leaves alone: SIGABRT,
+// SIGILL, SIGTRAP) that writes the signal, the faulting pc and the return
+// addresses above it into *c (shared with the watcher; borrowed for the
+// process's life), then lets the signal end the process as it would have.
+void capsa__fz_crash_handler_install(capsa__fz_crash_t *c);
 
 // `log` (log_len bytes, borrowed): the worker's stderr; `crash`: its crash
 // record or NULL; `fallback`: the class when neither says more. Writes the
