@@ -332,10 +332,24 @@ static void run_job(const struct job *j, unsigned hang_seconds,
   }
   int status = 0;
   if (hang) {
+    // Where it is stuck: SIGABRT has the crash handler (fuzz_stack.h)
+    // write the stack down before the process ends, so hangs are told
+    // apart by where they hang. At most a second, then SIGKILL.
+    bool gone = false;
+    if (j->rec && kill(pid, SIGABRT) == 0) {
+      for (int i = 0; i < 100 && !gone; i++) {
+        gone = waitpid(pid, &status, WNOHANG) == pid;
+        if (!gone) usleep(10000);
+      }
+    }
     kill(-pid, SIGKILL);
-    kill(pid, SIGKILL);
+    if (!gone) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
+  } else {
+    waitpid(pid, &status, 0);
   }
-  waitpid(pid, &status, 0);
   // What the worker wrote last (an ASan report ends as it exits).
   for (int i = 0; i < 20; i++) {
     char buf[4096];
@@ -378,10 +392,10 @@ static void run_job(const struct job *j, unsigned hang_seconds,
                WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
       fallback = fb;
     }
-    out->hash = capsa__fz_signature(
-        hang ? NULL : log, loglen,
-        hang || !j->rec ? NULL : capsa__fz_recorder_crash(j->rec), fallback,
-        out->key, sizeof out->key);
+    out->hash =
+        capsa__fz_signature(hang ? NULL : log, loglen,
+                            !j->rec ? NULL : capsa__fz_recorder_crash(j->rec),
+                            fallback, out->key, sizeof out->key);
     if (strncmp(out->key, "leak", 4) == 0)
       snprintf(out->cls, sizeof out->cls, "leak");
   }

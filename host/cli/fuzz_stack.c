@@ -230,8 +230,12 @@ static bool from_sanitizer(const char *log, size_t n, char *key, size_t cap) {
   return true;
 }
 
-static void from_crash(const capsa__fz_crash_t *c, char *key, size_t cap) {
-  snprintf(key, cap, "signal %d", c->sig);
+static void from_crash(const capsa__fz_crash_t *c, bool hang, char *key,
+                       size_t cap) {
+  if (hang)  // the watcher's SIGABRT: where the host was stuck
+    snprintf(key, cap, "hang");
+  else
+    snprintf(key, cap, "signal %d", c->sig);
   int taken = 0;
   for (int i = 0; i < c->nframes && i < CAPSA__FZ_MAX_FRAMES &&
                   taken < CAPSA__FZ_TOP_FRAMES;
@@ -267,7 +271,7 @@ uint64_t capsa__fz_signature(const char *log, size_t log_len,
   key[0] = 0;
   if (log && from_sanitizer(log, log_len, key, cap)) {
   } else if (crash && crash->sig != 0) {
-    from_crash(crash, key, cap);
+    from_crash(crash, fallback && strcmp(fallback, "hang") == 0, key, cap);
   } else {
     snprintf(key, cap, "%s", fallback ? fallback : "failure");
   }

@@ -20,6 +20,8 @@
 //     caller tells bugs apart), each "MODULE+0xOFFSET" (dladdr: the worker is a
 //     fork of this process, so its addresses are this process's), with
 //     "(FUNC)" when the module exports the name.
+//     A hang (`fallback` "hang") is ended with SIGABRT first, so its key is
+//     "hang" and the frames where the host was stuck.
 //  3. Otherwise the failure's class: "hang", "exit N", "signal N".
 // Offsets are within a module, so a key holds across runs of one build,
 // not across builds. The hash is 64-bit FNV-1a of the key.

@@ -263,7 +263,8 @@ TEST(FuzzCampaign, MinimizeShrinksAReproducerThatStillCrashes) {
 }
 
 // A host that stops making progress (injected hang): the watchdog ends it
-// after --hang-seconds, saves a reproducer once and goes on.
+// after --hang-seconds, names it by where it hung, saves a reproducer once
+// and goes on.
 TEST(FuzzCampaign, HostHangIsAFailureWithAReproducer) {
   char dir[] = "/tmp/capsa-fuzz-hang-XXXXXX";
   ASSERT_NE(nullptr, mkdtemp(dir));
@@ -275,6 +276,10 @@ TEST(FuzzCampaign, HostHangIsAFailureWithAReproducer) {
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << out;
   EXPECT_NE(std::string::npos, out.find("FAILURE (host hang: no progress)"))
       << out;
+  // Its stack is where the host was stuck (the watcher's SIGABRT).
+  size_t key = out.find(": hang ");
+  ASSERT_NE(std::string::npos, key) << out;
+  EXPECT_NE(std::string::npos, out.substr(key, 80).find("+0x")) << out;
   EXPECT_EQ(1u, Count(out, "unique ")) << out;
   std::vector<std::string> files = Reproducers(dir);
   ASSERT_EQ(1u, files.size()) << out;
