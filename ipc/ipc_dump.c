@@ -57,9 +57,41 @@ static bool write_all(int fd, const uint8_t *p, size_t n) {
   return true;
 }
 
+size_t capsa__dump_head(uint8_t *head, size_t n, const int *fds, int nfds) {
+  size_t h = 0;
+  unsigned nh =
+      nfds > CAPSA__DUMP_MAX_HANDLES ? CAPSA__DUMP_MAX_HANDLES : (unsigned)nfds;
+  head[h++] = (uint8_t)nh;
+  for (unsigned i = 0; i < nh; i++) {
+    struct stat st;
+    uint64_t size = fstat(fds[i], &st) == 0 ? (uint64_t)st.st_size : 0;
+    head[h++] = (uint8_t)capsa__dump_kind(fds[i]);
+    head[h++] = (uint8_t)(size / 256 > 255 ? 255 : size / 256);
+  }
+  size_t len = n > 65535 ? 65535 : n;
+  head[h++] = (uint8_t)(len & 0xff);
+  head[h++] = (uint8_t)(len >> 8);
+  return h;
+}
+
+static capsa__dump_sink_fn sink;
+static void *sink_arg;
+
+void capsa__dump_set_sink(capsa__dump_sink_fn fn, void *arg) {
+  sink = fn;
+  sink_arg = arg;
+}
+
 void capsa__dump_record(capsa__chan_core_t *c, const uint8_t *buf, size_t n,
                         const int *fds, int nfds) {
-  if (c->peer.peer != CAPSA_PEER_RENDERER || c->dump_state < 0) return;
+  if (c->peer.peer != CAPSA_PEER_RENDERER) return;
+  uint8_t head[CAPSA__DUMP_HEAD_MAX];
+  size_t h = 0, len = n > 65535 ? 65535 : n;
+  if (sink != NULL) {
+    h = capsa__dump_head(head, n, fds, nfds);
+    sink(sink_arg, c->serial, head, h, buf, len);
+  }
+  if (c->dump_state < 0) return;
   if (c->dump_state == 0) {
     int fd = open_file();
     if (fd < 0) {
@@ -74,20 +106,7 @@ void capsa__dump_record(capsa__chan_core_t *c, const uint8_t *buf, size_t n,
     // in for it): the replayer makes its own.
     return;
   }
-  uint8_t head[1 + 2 * CAPSA__DUMP_MAX_HANDLES + 2];
-  size_t h = 0;
-  unsigned nh =
-      nfds > CAPSA__DUMP_MAX_HANDLES ? CAPSA__DUMP_MAX_HANDLES : (unsigned)nfds;
-  head[h++] = (uint8_t)nh;
-  for (unsigned i = 0; i < nh; i++) {
-    struct stat st;
-    uint64_t size = fstat(fds[i], &st) == 0 ? (uint64_t)st.st_size : 0;
-    head[h++] = (uint8_t)capsa__dump_kind(fds[i]);
-    head[h++] = (uint8_t)(size / 256 > 255 ? 255 : size / 256);
-  }
-  size_t len = n > 65535 ? 65535 : n;
-  head[h++] = (uint8_t)(len & 0xff);
-  head[h++] = (uint8_t)(len >> 8);
+  if (h == 0) h = capsa__dump_head(head, n, fds, nfds);
   if (write_all(c->dump_fd, head, h) && write_all(c->dump_fd, buf, len)) return;
 failed:
   capsa__dump_close(c);

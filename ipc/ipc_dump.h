@@ -57,6 +57,26 @@ void capsa__dump_record(capsa__chan_core_t *c, const uint8_t *buf, size_t n,
 // Closes `c`'s file, if any.
 void capsa__dump_close(capsa__chan_core_t *c);
 
+// The record header of the layout above for a record of `n` bytes with
+// `fds` (borrowed) attached: written to head (at least
+// CAPSA__DUMP_HEAD_MAX bytes); returns its length.
+#define CAPSA__DUMP_HEAD_MAX (1 + 2 * CAPSA__DUMP_MAX_HANDLES + 2)
+size_t capsa__dump_head(uint8_t *head, size_t n, const int *fds, int nfds);
+
+// A process-wide second destination of the same records, with or without
+// CAPSA_IPC_DUMP (`capsa fuzz` keeps the last channels' records in memory
+// its watcher shares, so a crash of the host leaves them without a file per
+// channel): called on the receiving thread for every record a host's
+// channel to a renderer receives, the channel's first (its HELLO) included,
+// with the channel's serial (never reused in a process), the record's
+// header (capsa__dump_head) and its bytes (at most 65535 of them), all
+// borrowed for the call. NULL: none (the default). Not thread-safe: set it
+// before any channel exists.
+typedef void (*capsa__dump_sink_fn)(void *arg, uint64_t channel_serial,
+                                    const uint8_t *head, size_t head_len,
+                                    const uint8_t *buf, size_t len);
+void capsa__dump_set_sink(capsa__dump_sink_fn fn, void *arg);
+
 #ifdef __cplusplus
 }
 #endif
