@@ -684,15 +684,6 @@ int capsa_renderer_restart(capsa_renderer_t *r);
 // messages are no longer read, the requests it was asked are answered
 // -ECANCELED first, answers to what it asked are refused -ESTALE).
 // With keep_spare the next incarnation is the kind's pre-forked spare.
-// A handle that navigated once is likely to again: shortly after each
-// READY of it the host claims its next incarnation ahead of time (a
-// successor: a process forked from the zygote as a spare is, in capability
-// mode, holding nothing; listed by capsa_host_renderer_info as
-// CAPSA_RINFO_SUCCESSOR; at most 8 per host), so that the next navigation
-// costs no round trip to the zygote. It sees nothing of the incarnation it
-// follows. When the handle ends for good its successor serves the next
-// capsa_host_spawn of the kind (one per kind; listed as a spare meanwhile),
-// as a spare would; the host closing ends it.
 // 0; -ESRCH when the handle is ending for good (killed, shut down, a bad
 // message, a refused sandbox, the policy's last CLOSED, the host closing):
 // spawn a new one; -EINVAL.
@@ -781,10 +772,6 @@ typedef enum capsa_rinfo_role {
   // host in the same process with spares of its own would see those also.
   CAPSA_RINFO_SPARE,
   CAPSA_RINFO_ZYGOTE,  // the process renderers are forked from
-  // The next incarnation of a renderer that navigated (`renderer`: its
-  // handle), claimed from the zygote ahead of its next navigation (see
-  // capsa_renderer_navigate): forked as a spare is, holding nothing.
-  CAPSA_RINFO_SUCCESSOR,
 } capsa_rinfo_role_t;
 
 typedef enum capsa_rinfo_state {
@@ -820,7 +807,7 @@ typedef enum capsa_mem_source {
 typedef struct capsa_renderer_info {
   capsa_rinfo_role_t role;
   capsa_rinfo_state_t state;
-  // RENDERER, SUCCESSOR: the handle (owned by the host; valid until its
+  // RENDERER: the handle (owned by the host; valid until its
   // CAPSA_EV_CLOSED event returns, so only until the caller next runs the
   // loop, for certain). NULL for a spare or the zygote.
   capsa_renderer_t *renderer;
@@ -847,7 +834,7 @@ typedef struct capsa_renderer_info {
 
 // Fills out[0..n-1] (caller-owned; may be NULL when n is 0) with the zygote
 // (when running) first, then the renderer handles in spawn order, then the
-// successors (in their handles' order), then the spares. Returns how many there
+// spares. Returns how many there
 // are, which may be more than n (as snprintf: call again with room for all), 0
 // before capsa_host_start, or -EINVAL (host NULL or not initialised, out NULL
 // with n > 0). Pointers in the entries are borrowed as each field says; nothing

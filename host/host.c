@@ -146,8 +146,6 @@ static void emit_simple(struct capsa_host_renderer *r,
 // Kills r for `reason` (reported now, with `text`); its exit is then not
 // reported again. Bad messages and refused sandboxes are never restarted.
 static void finish_exit(struct capsa_host_renderer *r);
-static void successor_after_ready(struct capsa_host_renderer *r);
-static void drop_claimed_of_old_zygote(struct capsa__host_impl *h);
 
 static void kill_for(struct capsa_host_renderer *r,
                      capsa_host_event_type_t reason, const char *text) {
@@ -704,7 +702,6 @@ static void on_hello(struct capsa_host_renderer *r, const capsa_msg_t *m) {
   const capsa_kind_options_t *k = &r->h->kinds[r->kind];
   if (k->heartbeat_ms)
     uv_timer_start(&r->timer, on_heartbeat, k->heartbeat_ms, k->heartbeat_ms);
-  successor_after_ready(r);
   ev.type = CAPSA_EV_READY;
   capsa__emit(r, &ev);
 }
@@ -873,44 +870,20 @@ static void prepare_check(struct capsa_host_renderer *r) {
 // a child that inherits a held libc lock wedges, and the 5 s start timeout
 // then fails the spawn instead of hanging the host.
 static int restart_zygote(struct capsa__host_impl *h) {
-  drop_claimed_of_old_zygote(h);
   capsa__zygote_stop(&h->zygote);
   h->zygote_restarts++;
   return start_zygote(h);
 }
 
-static void claimed_discard(struct capsa__host_impl *h,
-                            struct capsa__claimed *c);
-
-// Processes claimed from a zygote that is being replaced: forked from its
-// image (its canary, its layout), they are not what a renewal promises.
-static void drop_claimed_of_old_zygote(struct capsa__host_impl *h) {
-  for (unsigned k = 0; k < h->nkinds; k++) claimed_discard(h, &h->held[k]);
-  for (struct capsa_host_renderer *r = h->renderers; r; r = r->next) {
-    if (!r->next_claim.valid || !r->next_claim.successor) continue;
-    h->nsuccessors--;
-    r->next_claim.successor = false;
-    claimed_discard(h, &r->next_claim);
-  }
-}
-
 // A renderer forked by the zygote (or its spare handed over), not yet
 // attached to its handle: its pid and pidfd, its channel's host end and
-// its stderr pipe's read end. A successor left by a handle that ended
-// (h->held) serves first: no round trip to the zygote.
+// its stderr pipe's read end.
 static int claim(struct capsa_host_renderer *r, struct capsa__claimed *out) {
   struct capsa__host_impl *h = r->h;
   if (h->zygote.kind_error[r->kind] < 0) return h->zygote.kind_error[r->kind];
-  if (h->held[r->kind].valid) {
-    *out = h->held[r->kind];
-    h->held[r->kind].valid = false;
-    out->successor = false;
-    return 0;
-  }
   // opts.zygote_renew_after: a fresh exec, so a new canary and layout.
   unsigned renew = h->opts.zygote_renew_after;
   if (renew && h->zygote_forks >= renew) {
-    drop_claimed_of_old_zygote(h);
     capsa__zygote_stop(&h->zygote);
     int zerr = start_zygote(h);
     if (zerr < 0) return zerr;
@@ -961,12 +934,10 @@ static void claimed_discard(struct capsa__host_impl *h,
   busy_retry_start(h);
 }
 
-// Takes r's claimed next process off it (a successor is no longer held).
+// Takes r's claimed next process off it.
 static struct capsa__claimed claimed_take(struct capsa_host_renderer *r) {
   struct capsa__claimed c = r->next_claim;
-  if (c.valid && c.successor) r->h->nsuccessors--;
   r->next_claim.valid = false;
-  r->next_claim.successor = false;
   return c;
 }
 
@@ -976,53 +947,14 @@ static struct capsa__claimed claimed_take(struct capsa_host_renderer *r) {
 // have to hold it from its fork on (cgroups in use and no spare: its
 // rlimits were dropped for the cgroup, host/host.c limits_setup), and not
 // when a claim failed: launch forks then, as for any restart.
-// Returns whether it asked the zygote.
-static bool claim_ahead(struct capsa_host_renderer *r) {
+static void claim_ahead(struct capsa_host_renderer *r) {
   struct capsa__host_impl *h = r->h;
   const capsa_kind_options_t *k = &h->kinds[r->kind];
   if (r->next_claim.valid ||
       (h->cg_active && !k->keep_spare &&
        (kind_controllers(k) || h->opts.cgroups == CAPSA_CGROUPS_REQUIRED)))
-    return false;
+    return;
   if (claim(r, &r->next_claim) < 0) r->next_claim.valid = false;
-  return true;
-}
-
-// Successors (host_internal.h CAPSA__SUCCESSORS_MAX): what a navigation
-// then costs is the kill, the attach and the first exchange, not a round
-// trip to the zygote (and its wake-up) first. Off the navigation's path: a
-// timer after READY. A successor is a process like a spare (forked from the
-// zygote, in capability mode, holding nothing delegated); it sees nothing
-// of the incarnation it follows. A renderer that ends for good discards it.
-static bool wants_successor(const struct capsa_host_renderer *r) {
-  return r->navigations > 0 && r->state == R_READY && !r->next_claim.valid &&
-         !r->no_restart && !r->closing && !r->kill_reason && !r->navigating;
-}
-
-static void on_successors(uv_timer_t *t) {
-  struct capsa__host_impl *h = t->data;
-  unsigned asked = 0;
-  for (struct capsa_host_renderer *r = h->renderers; r; r = r->next) {
-    if (h->closing || h->nsuccessors >= CAPSA__SUCCESSORS_MAX) return;
-    if (!wants_successor(r)) continue;
-    if (asked == 2) {  // the loop is not held for long: more next tick
-      uv_timer_start(t, on_successors, CAPSA__SUCCESSOR_DELAY_MS, 0);
-      return;
-    }
-    if (!claim_ahead(r)) continue;
-    asked++;
-    if (r->next_claim.valid) {
-      r->next_claim.successor = true;
-      h->nsuccessors++;
-    }
-  }
-}
-
-static void successor_after_ready(struct capsa_host_renderer *r) {
-  struct capsa__host_impl *h = r->h;
-  if (wants_successor(r) && h->nsuccessors < CAPSA__SUCCESSORS_MAX &&
-      !h->closing && !uv_is_active((uv_handle_t *)&h->successors))
-    uv_timer_start(&h->successors, on_successors, CAPSA__SUCCESSOR_DELAY_MS, 0);
 }
 
 static int launch(struct capsa_host_renderer *r) {
@@ -1123,17 +1055,9 @@ static void claimed_discard(struct capsa__host_impl *h,
 static void close_handle(struct capsa_host_renderer *r) {
   r->no_restart = true;
   r->navigating = false;
-  // Claimed for a navigation that is not to be (or a successor): the next
-  // spawn of the kind takes it (one per kind), as it would a spare; it
-  // never served this handle.
-  struct capsa__host_impl *h = r->h;
+  // Claimed for a navigation that is not to be.
   struct capsa__claimed next = claimed_take(r);
-  if (next.valid && !h->closing && !h->held[r->kind].valid) {
-    next.successor = false;
-    h->held[r->kind] = next;
-  } else {
-    claimed_discard(h, &next);
-  }
+  claimed_discard(r->h, &next);
   uv_close((uv_handle_t *)&r->timer, on_timer_closed);
 }
 
@@ -1226,8 +1150,6 @@ int capsa_host_init(uv_loop_t *loop, capsa_host_t *host,
   for (int i = 0; i < CAPSA__FONTS; i++) h->fonts[i].fd = -1;
   uv_timer_init(loop, &h->closer);
   h->closer.data = h;
-  uv_timer_init(loop, &h->successors);
-  h->successors.data = h;
   host->impl = h;
   return 0;
 }
@@ -1812,17 +1734,7 @@ static void on_async_closed(uv_handle_t *hd) {
   uv_close((uv_handle_t *)&h->closer, on_closer_closed);
 }
 
-// The closer last: its callback frees h (the async handle is in h).
-static void on_successors_closed(uv_handle_t *hd) {
-  struct capsa__host_impl *h = hd->data;
-  if (h->dns_async_inited)
-    capsa__broker_close(h, on_async_closed);
-  else
-    uv_close((uv_handle_t *)&h->closer, on_closer_closed);
-}
-
 static void finish_close(struct capsa__host_impl *h) {
-  for (unsigned k = 0; k < h->nkinds; k++) claimed_discard(h, &h->held[k]);
   dying_sweep(h, true);
   cg_busy_sweep(h, true);
   group_busy_sweep(h, true);
@@ -1832,7 +1744,11 @@ static void finish_close(struct capsa__host_impl *h) {
   capsa__orphans_stop(h->orphans);
   h->orphans = NULL;
   capsa__broker_free_fonts(h);
-  uv_close((uv_handle_t *)&h->successors, on_successors_closed);
+  // The closer last: its callback frees h (the async handle is in h).
+  if (h->dns_async_inited)
+    capsa__broker_close(h, on_async_closed);
+  else
+    uv_close((uv_handle_t *)&h->closer, on_closer_closed);
 }
 
 void capsa_host_close(capsa_host_t *host, capsa_host_close_cb cb) {

@@ -12,14 +12,6 @@
 #define CAPSA__MAX_KINDS CAPSA__ZYGOTE_MAX_KINDS
 #define CAPSA__FONTS 3  // regular, bold, mono
 #define CAPSA__CG_BUSY_MAX 32
-// Successors (host.c successors_claim): a renderer that navigated once is
-// likely to navigate again, so the host claims its next incarnation from
-// the zygote ahead of time, this long after its READY, and holds it (a
-// process in capability mode, its HELLO waiting in its socket; 3
-// descriptors) until the next navigation attaches it without a round trip
-// to the zygote. At most this many per host, at most 2 claims per tick.
-#define CAPSA__SUCCESSORS_MAX 8
-#define CAPSA__SUCCESSOR_DELAY_MS 10
 // Longest stderr line passed on in one LOG event (longer ones are split).
 #define CAPSA__STDERR_LINE 512
 
@@ -70,11 +62,9 @@ struct capsa_host_renderer {
   bool navigating;
   unsigned navigations;  // over the handle's life
   // The next incarnation's process, claimed from the zygote by a
-  // navigation while this one exits (host.c claim_ahead), or ahead of the
-  // next navigation (`successor`: counted in the host's nsuccessors).
+  // navigation while this one exits (host.c claim_ahead).
   struct capsa__claimed {
     bool valid;
-    bool successor;
     struct capsa_ns_child child;
     int chan, err_fd;
   } next_claim;
@@ -169,14 +159,6 @@ struct capsa__host_impl {
   size_t font_len[CAPSA__FONTS];
   struct capsa_host_renderer *renderers;
   unsigned live;
-  // Claims successors for renderers that navigated (host.c), and how many
-  // are held now (at most CAPSA__SUCCESSORS_MAX).
-  uv_timer_t successors;
-  unsigned nsuccessors;
-  // The successor of a handle that ended, per kind, kept for the next
-  // claim of that kind (host.c claim); discarded when the host closes or
-  // the zygote is replaced.
-  struct capsa__claimed held[CAPSA__MAX_KINDS];
   uv_timer_t closer;  // the last handle closed; also the *_busy retries
   capsa_host_close_cb close_cb;
 };

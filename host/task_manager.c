@@ -114,28 +114,6 @@ static bool is_handle_pid(const struct capsa__host_impl *h, pid_t pid) {
   return false;
 }
 
-// Successors held for renderers that navigated (CAPSA_RINFO_SUCCESSOR),
-// in spawn order of their handles. Appended from index `i`.
-static size_t list_successors(const struct capsa__host_impl *h,
-                              capsa_renderer_info_t *out, size_t n, size_t i) {
-  size_t count = 0;
-  for (const struct capsa_host_renderer *r = h->renderers; r; r = r->next)
-    count += r->next_claim.valid;
-  size_t m = 0;
-  for (struct capsa_host_renderer *r = h->renderers; r; r = r->next) {
-    if (!r->next_claim.valid) continue;
-    capsa_renderer_info_t e = {.role = CAPSA_RINFO_SUCCESSOR,
-                               .state = CAPSA_RINFO_IDLE,
-                               .renderer = r,
-                               .pid = r->next_claim.child.pid,
-                               .kind = r->kind,
-                               .kind_name = h->kinds[r->kind].name};
-    measure(e.pid, NULL, &e);
-    put(out, n, i + (count - 1 - m++), &e);
-  }
-  return i + count;
-}
-
 // Spares (see CAPSA_RINFO_SPARE): found in /proc, since only the zygote
 // knows their pids until one is claimed. Appended from index `i`.
 static size_t list_spares(const struct capsa__host_impl *h,
@@ -211,7 +189,6 @@ int capsa_host_renderer_info(const capsa_host_t *host,
     put(out, n, first + (count - 1 - m), &e);
   }
   i += count;
-  i = list_successors(h, out, n, i);
   i = list_spares(h, out, n, i);
   return i > (size_t)INT32_MAX ? INT32_MAX : (int)i;
 }

@@ -224,31 +224,15 @@ static int probe(struct nav *n, bool crash) {
 // came meanwhile: the previous row's CLOSED lands and the zygote makes its
 // spare again (after a quiet millisecond), as between an application's
 // navigations.
-static void settle_once(struct nav *n, long ms) {
-  struct timespec ts = {0, ms * 1000000L};
+// Sleeps `ms` with nothing asked of the loop, then lets it handle what
+// came meanwhile: the previous row's CLOSED lands and the zygote makes its
+// spare again (after a quiet millisecond), as between an application's
+// navigations.
+static long g_settle_ms = 5;
+static void settle_ms(struct nav *n, long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
   nanosleep(&ts, NULL);
   uv_run(&n->loop, UV_RUN_NOWAIT);
-}
-
-// Whether the host holds the successor of n->r (capsa_renderer_navigate:
-// claimed shortly after the READY of a handle that navigated).
-static bool successor_held(struct nav *n) {
-  capsa_renderer_info_t info[16];
-  int got = capsa_host_renderer_info(&n->host, info, 16);
-  for (int i = 0; i < got && i < 16; i++)
-    if (info[i].role == CAPSA_RINFO_SUCCESSOR && info[i].renderer == n->r)
-      return true;
-  return false;
-}
-
-// As above; and once n->r has navigated, until its successor is claimed
-// (then once more, for the zygote to fork its spare again): the host's
-// work between navigations is done between them, not inside a timed row.
-static void settle_ms(struct nav *n, long ms) {
-  settle_once(n, ms);
-  if (!n->r || capsa_renderer_navigations(n->r) == 0) return;
-  for (int i = 0; i < 8 && !successor_held(n); i++) settle_once(n, ms);
-  settle_once(n, ms);
 }
 
 // Runs the loop until `*counter` exceeds `was` (or a failure).
@@ -281,7 +265,7 @@ static int one(struct nav *n, enum row row, double *us) {
     if (err == 0) err = wait_for(n, &n->ready, ready);
     if (err < 0) return err;
   }
-  settle_ms(n, 5);
+  settle_ms(n, g_settle_ms);
   unsigned ready = n->ready, closed = n->closed, crashed = n->crashed;
   double t0 = capsa_bench_now_us();
   int err = 0;
@@ -340,12 +324,15 @@ int capsa_bench_navigate(int argc, char **argv) {
       json = true;
     } else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
       runs = atoi(argv[++i]);
+    } else if (strcmp(argv[i], "--settle") == 0 && i + 1 < argc) {
+      g_settle_ms = atol(argv[++i]);
+      if (g_settle_ms < 1 || g_settle_ms > 1000) g_settle_ms = 5;
     } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
       only = argv[++i];
     } else {
       fprintf(stderr,
               "usage: capsa bench navigate [--runs N (1..%d, default 100)] "
-              "[--only ROW] [--json]\n",
+              "[--only ROW] [--settle MS (default 5)] [--json]\n",
               NAV_RUNS);
       return CAPSA_EXIT_USAGE;
     }

@@ -68,9 +68,8 @@ static void print_table(const capsa_renderer_info_t *info, int n) {
     char uss[16], pss[16];
     fmt_bytes(uss, sizeof uss, e->uss_bytes, e->uss_source);
     fmt_bytes(pss, sizeof pss, e->pss_bytes, e->pss_source);
-    const char *state = e->role == CAPSA_RINFO_SPARE ? "spare"
-                        : e->role == CAPSA_RINFO_SUCCESSOR
-                            ? "successor"
+    const char *state = e->role == CAPSA_RINFO_SPARE
+                            ? "spare"
                             : capsa_rinfo_state_name(e->state);
     printf("%7d  %-8s %-10s %7.1fs %8u %8s %8s %7.2fs  %s\n", (int)e->pid,
            e->kind_name ? e->kind_name : "?", state, (double)e->uptime_ms / 1e3,
