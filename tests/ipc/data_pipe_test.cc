@@ -246,6 +246,24 @@ TEST(DataPipe, DescriptorsThatAreNoDataPipeAreRefused) {
   EXPECT_EQ(nullptr, q);
 }
 
+// A producer process's whole life: `total` bytes of the pattern, in pieces
+// of at most `piece`, then the end of the data.
+[[noreturn]] void Produce(capsa_data_pipe_t *tx, uint64_t total, size_t piece) {
+  uint64_t w = 0;
+  while (w < total) {
+    void *room;
+    size_t len;
+    if (capsa_data_pipe_begin_write(tx, &room, &len, 10000) != 0) _exit(1);
+    if (len > piece) len = piece;
+    if (len > total - w) len = total - w;
+    for (size_t i = 0; i < len; i++) ((uint8_t *)room)[i] = Byte(w + i);
+    w += len;
+    if (capsa_data_pipe_end_write(tx, len) != 0) _exit(2);
+  }
+  capsa_data_pipe_close(tx);
+  _exit(0);
+}
+
 // Across processes, the consumer in capability mode: 64 MiB through a
 // 1 MiB pipe, checked byte by byte, ending at the producer's close; each
 // side sleeps on the futex when the other is behind and is woken.
@@ -257,19 +275,7 @@ TEST(DataPipe, AcrossProcessesIntoCapabilityMode) {
   pid_t producer = fork();
   ASSERT_GE(producer, 0);
   if (producer == 0) {
-    uint64_t w = 0;
-    while (w < total) {
-      void *room;
-      size_t len;
-      if (capsa_data_pipe_begin_write(tx, &room, &len, 10000) != 0) _exit(1);
-      if (len > total - w) len = total - w;
-      uint8_t *b = (uint8_t *)room;
-      for (size_t i = 0; i < len; i++) b[i] = Byte(w + i);
-      w += len;
-      if (capsa_data_pipe_end_write(tx, len) != 0) _exit(2);
-    }
-    capsa_data_pipe_close(tx);
-    _exit(0);
+    Produce(tx, total, SIZE_MAX);
   }
   // (The producer end stays open here until the end: closing it would
   // tell the consumer the data ended, whichever process closes.)
@@ -315,19 +321,7 @@ TEST(DataPipe, AConsumerPollingItsDoorbellIsRungForDataAndForTheEnd) {
   ASSERT_GE(producer, 0);
   if (producer == 0) {
     capsa_data_pipe_set_peer_doorbell(tx, bell);
-    uint64_t w = 0;
-    while (w < total) {
-      void *room;
-      size_t len;
-      if (capsa_data_pipe_begin_write(tx, &room, &len, 10000) != 0) _exit(1);
-      if (len > 4096) len = 4096;  // many small publishes
-      if (len > total - w) len = total - w;
-      for (size_t i = 0; i < len; i++) ((uint8_t *)room)[i] = Byte(w + i);
-      w += len;
-      if (capsa_data_pipe_end_write(tx, len) != 0) _exit(2);
-    }
-    capsa_data_pipe_close(tx);
-    _exit(0);
+    Produce(tx, total, 4096);  // many small publishes
   }
   CAPSA_EXPECT_CHILD_OK_T(
       [&] {
