@@ -694,12 +694,16 @@ static int zygote_main(void *arg) {
 #define CFG_MAX_DIRS 16
 #define EXE_FD 4
 
+#define ZCFG_KIND_FIELD(type, name, wire) wire name;
+#define ZCFG_TO_WIRE(type, name, wire) ck->name = (wire)kinds[k].name;
+#define ZCFG_FROM_WIRE(type, name, wire) z->name = (type)ck->name;
+
 struct zcfg_kind {
   char name[64];
-  uint32_t has_capmode, pid_namespace, keep_spare, no_stage;
-  uint64_t limit_as, limit_cpu, limit_nofile, limit_nproc;
-  uint32_t policy_off, policy_len;  // in the datagram
-  uint32_t ndirs;                   // its directories' datagrams, in order
+  uint32_t has_capmode;
+  CAPSA__ZYGOTE_KIND_SCALARS(ZCFG_KIND_FIELD)  // host/zygote.h
+  uint32_t policy_off, policy_len;             // in the datagram
+  uint32_t ndirs;  // its directories' datagrams, in order
   uint32_t nwarm;  // its warm-up descriptors' datagrams, after all dirs
 };
 
@@ -797,14 +801,8 @@ _Noreturn void capsa__zygote_image_main(void) {
         ck->policy_len > (size_t)n - ck->policy_off)
       image_fail(-EBADMSG);
     z->name = ck->name;  // in g_cfg: lives as long as we do
-    z->pid_namespace = ck->pid_namespace;
-    z->keep_spare = ck->keep_spare;
-    z->no_stage = ck->no_stage;
+    CAPSA__ZYGOTE_KIND_SCALARS(ZCFG_FROM_WIRE)
     // z->warm_fds / nwarm: received above
-    z->limit_as = ck->limit_as;
-    z->limit_cpu = ck->limit_cpu;
-    z->limit_nofile = ck->limit_nofile;
-    z->limit_nproc = ck->limit_nproc;
     // Function and argument pointers of the host mean nothing here: the
     // kind is this image's registration of the same name.
     const capsa_kind_registration_t *reg = capsa_kind_lookup(ck->name);
@@ -879,13 +877,7 @@ static int send_config(int sock, const struct capsa__zygote_kind *kinds,
       break;
     }
     strcpy(ck->name, kinds[k].name);
-    ck->pid_namespace = kinds[k].pid_namespace;
-    ck->keep_spare = kinds[k].keep_spare;
-    ck->no_stage = kinds[k].no_stage;
-    ck->limit_as = kinds[k].limit_as;
-    ck->limit_cpu = kinds[k].limit_cpu;
-    ck->limit_nofile = kinds[k].limit_nofile;
-    ck->limit_nproc = kinds[k].limit_nproc;
+    CAPSA__ZYGOTE_KIND_SCALARS(ZCFG_TO_WIRE)
     ck->nwarm = kinds[k].nwarm <= CAPSA_WARM_UP_MAX_FDS ? kinds[k].nwarm : 0;
     nwarm += ck->nwarm;
     if (!kinds[k].capmode) continue;

@@ -76,6 +76,32 @@ typedef int (*capsa__renderer_main_fn)(int channel_fd,
                                        const capsa_sandbox_report_t *sandbox,
                                        void *arg);
 
+// A kind's flags and limits as they cross from the host to an exec'd
+// zygote, listed once: X(type here, field, type in the configuration
+// datagram). zygote.c derives the datagram's fields and both copies (host
+// -> datagram, datagram -> zygote) from this list; a new limit is a row
+// here, its public field (capsa_kind_options_t) and its mapping in host.c
+// (capsa_host_start) -- and, for an rlimit, its set_limit in the renderer.
+//   pid_namespace  a fresh pid namespace per renderer
+//   keep_spare     one renderer forked ahead (already in capability mode,
+//                  waiting on its channel), so a spawn only hands it over
+//   no_stage       enter the whole policy in each renderer even when the
+//                  zygote could stage it (any kind set so: no staging); to
+//                  measure what staging saves
+//   limit_*        RLIM_INFINITY or 0 = leave as inherited: bytes of
+//                  address space, seconds of CPU, descriptors, processes of
+//                  the (namespaced) uid
+#define CAPSA__ZYGOTE_KIND_SCALARS(X) \
+  X(bool, pid_namespace, uint32_t)    \
+  X(bool, keep_spare, uint32_t)       \
+  X(bool, no_stage, uint32_t)         \
+  X(rlim_t, limit_as, uint64_t)       \
+  X(rlim_t, limit_cpu, uint64_t)      \
+  X(rlim_t, limit_nofile, uint64_t)   \
+  X(rlim_t, limit_nproc, uint64_t)
+
+#define CAPSA__ZYGOTE_KIND_FIELD(type, name, wire) type name;
+
 struct capsa__zygote_kind {
   const char *name;  // borrowed; must outlive the zygote
   // Runs in the renderer after capability mode; returns its exit code.
@@ -85,18 +111,7 @@ struct capsa__zygote_kind {
   // (reported as such, and the host's outside check refuses it unless the
   // embedder disabled the check for that kind).
   capsa_capmode_policy *capmode;
-  bool pid_namespace;  // a fresh pid namespace per renderer
-  // Keep one renderer of this kind forked ahead (already in capability
-  // mode, waiting on its channel), so a spawn only hands it over.
-  bool keep_spare;
-  // Enter the whole policy in each renderer even when the zygote could
-  // stage it (any kind set so: no staging). To measure what staging saves.
-  bool no_stage;
-  // RLIM_INFINITY or 0 = leave as inherited.
-  rlim_t limit_as;      // bytes of address space
-  rlim_t limit_cpu;     // seconds of CPU
-  rlim_t limit_nofile;  // descriptors
-  rlim_t limit_nproc;   // processes of the (namespaced) uid
+  CAPSA__ZYGOTE_KIND_SCALARS(CAPSA__ZYGOTE_KIND_FIELD)  // see above
   // The kind's warm-up input (capsa_kind_options_t.warm_up_fds): borrowed
   // by the host; the exec'd zygote receives copies and closes them after
   // the warm-up (host/kind_registry.h).
