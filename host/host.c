@@ -589,6 +589,7 @@ static void on_pong(capsa_channel_t *ch, int status, capsa_msg_t *reply,
                     void *arg) {
   struct capsa_host_renderer *r = ch->data;
   r->ping_outstanding = false;
+  r->ping_excused = false;
   // Busy on a request with a deadline: PINGs wait behind it, and that
   // deadline, not the heartbeat, judges the renderer. A channel that
   // rested meanwhile had its messages held back by the host's share
@@ -601,9 +602,16 @@ static void on_pong(capsa_channel_t *ch, int status, capsa_msg_t *reply,
   // a loop slowed by its other work, an emulated machine): its PONG may be
   // there too.
   bool held_back = r->ch.share.rests != r->ping_rests;
-  if (status == -ETIMEDOUT && r->state == R_READY &&
-      r->deadline_requests == 0 && !held_back && !unread_input(r))
-    kill_for(r, CAPSA_EV_HUNG, "no pong within the heartbeat timeout");
+  if (status != -ETIMEDOUT || r->state != R_READY || r->deadline_requests)
+    return;
+  if (held_back || unread_input(r)) {
+    // Excused: no new PING while its input stays unread (each would expire
+    // in turn, and the channel remembers only the last 16 expired requests:
+    // the late PONG to an older one would be a bad message).
+    r->ping_excused = true;
+    return;
+  }
+  kill_for(r, CAPSA_EV_HUNG, "no pong within the heartbeat timeout");
 }
 
 static void on_heartbeat(uv_timer_t *t) {
@@ -612,6 +620,9 @@ static void on_heartbeat(uv_timer_t *t) {
   if (r->state != R_READY || r->ping_outstanding || r->kill_reason ||
       r->deadline_requests > 0)
     return;
+  // After an excused timeout: the next PING once what it sent is read.
+  if (r->ping_excused && unread_input(r)) return;
+  r->ping_excused = false;
   capsa_msg_t ping;
   capsa_msg_init(&ping, CAPSA_MSG_PING);
   ping.u.ping.seq = uv_now(r->h->loop);
@@ -1005,6 +1016,7 @@ static int launch(struct capsa_host_renderer *r) {
   r->shutdown_asked = false;
   r->deadline_requests = 0;
   r->ping_outstanding = false;
+  r->ping_excused = false;
   r->exited = false;
   r->peer_closed = false;
   r->reporting_end = false;

@@ -34,6 +34,7 @@ struct capsa_host_renderer {
   int open_handles;  // uv handles + channel of this incarnation still open
   bool timer_inited;
   bool ping_outstanding;
+  bool ping_excused;    // its last PING timed out while its input was unread
   uint64_t ping_rests;  // the channel's rest count when the PING was sent
   bool no_restart;      // bad message, refused sandbox, killed by the host
   capsa_host_event_type_t kill_reason;  // 0 or what we killed it for
