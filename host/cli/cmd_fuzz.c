@@ -30,6 +30,7 @@
 // After "usage: capsa fuzz " (capsa_cli_usage_error adds it).
 static const char kUsage[] =
     "[--seconds N] [--seed S] [--hang-seconds N] [--out DIR]\n"
+    "       [--stop-after-unique N]\n"
     "       capsa fuzz --replay FILE\n"
     "       capsa fuzz --minimize FILE [--seconds N]";
 
@@ -95,7 +96,8 @@ static void send_seed(capsa_renderer_t *r, uint64_t seed, uint64_t index,
 }
 
 int capsa_cmd_fuzz(int argc, char **argv) {
-  unsigned long seconds = 10, hang_seconds = kHangSeconds;
+  unsigned long seconds = 10, hang_seconds = kHangSeconds,
+                stop_after_unique = 0;
   bool seconds_set = false;
   uint64_t seed = 1;
   const char *replay_path = NULL, *minimize_path = NULL, *out_dir = ".";
@@ -117,6 +119,11 @@ int capsa_cmd_fuzz(int argc, char **argv) {
       seed = strtoull(argv[++i], &end, 10);
       if (*end)
         return capsa_cli_usage_error("fuzz", kUsage, "bad --seed", argv[i]);
+    } else if (strcmp(argv[i], "--stop-after-unique") == 0) {
+      stop_after_unique = strtoul(argv[++i], &end, 10);
+      if (*end || stop_after_unique == 0 || stop_after_unique > 64)
+        return capsa_cli_usage_error(
+            "fuzz", kUsage, "bad --stop-after-unique (1..64)", argv[i]);
     } else if (strcmp(argv[i], "--hang-seconds") == 0) {
       hang_seconds = strtoul(argv[++i], &end, 10);
       if (*end || hang_seconds == 0 || hang_seconds > 3600)
@@ -154,6 +161,7 @@ int capsa_cmd_fuzz(int argc, char **argv) {
   o.seed = seed;
   o.seconds = seconds;
   o.hang_seconds = (unsigned)hang_seconds;
+  o.stop_after_unique = (unsigned)stop_after_unique;
   o.out_dir = out_dir;
   if (replay_path) return capsa__fz_live_replay(&o, replay_path);
   if (minimize_path)

@@ -493,6 +493,11 @@ int capsa__fz_live_campaign(const capsa__fz_live_options_t *opt) {
       if (strlen(files) + strlen(path) + 3 < sizeof files)
         snprintf(files + strlen(files), sizeof files - strlen(files), "%s%s",
                  files[0] ? ", " : "", path);
+      if (opt->stop_after_unique && unique >= opt->stop_after_unique) {
+        fprintf(stderr, "capsa fuzz: %u different stacks found: stopping\n",
+                unique);
+        break;
+      }
     }
     if (fruitless >= 3) {
       fprintf(stderr,

@@ -81,7 +81,11 @@ typedef struct capsa__fz_live_options {
   uint64_t seed;          // the campaign's
   unsigned long seconds;  // the campaign's length (default 10)
   unsigned hang_seconds;  // no progress this long is a hang (default 15)
-  const char *out_dir;    // reproducers (default ".")
+  // End the campaign once this many failures of different stacks were
+  // found (0: run for `seconds`): a bound by findings, not by time, for
+  // slow machines (an emulated kernel runs a few renderers a second).
+  unsigned stop_after_unique;
+  const char *out_dir;  // reproducers (default ".")
 } capsa__fz_live_options_t;
 
 void capsa__fz_live_options_init(capsa__fz_live_options_t *o);

@@ -206,10 +206,10 @@ TEST(FuzzCampaign, CrashesAreDeduplicatedByStack) {
   char dir[] = "/tmp/capsa-fuzz-dedup-XXXXXX";
   ASSERT_NE(nullptr, mkdtemp(dir));
   int st = -1;
-  std::string out =
-      RunCommand(std::string("CAPSA_FUZZ_INJECT=crash,abort ") + Capsa() +
-                     " fuzz --seconds 6 --seed 3 " + "--out " + dir,
-                 &st);
+  std::string out = RunCommand(
+      std::string("CAPSA_FUZZ_INJECT=crash,abort ") + Capsa() +
+          " fuzz --seconds 90 --stop-after-unique 2 --seed 3 " + "--out " + dir,
+      &st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << out;
   unsigned long failures = Count(out, "failures ");
   EXPECT_EQ(2u, Count(out, "unique ")) << out;
@@ -227,10 +227,10 @@ TEST(FuzzCampaign, MinimizeShrinksAReproducerThatStillCrashes) {
   char dir[] = "/tmp/capsa-fuzz-min-XXXXXX";
   ASSERT_NE(nullptr, mkdtemp(dir));
   int st = -1;
-  std::string out =
-      RunCommand(std::string("CAPSA_FUZZ_INJECT=crash ") + Capsa() +
-                     " fuzz --seconds 3 --seed 3 --out " + dir,
-                 &st);
+  std::string out = RunCommand(
+      std::string("CAPSA_FUZZ_INJECT=crash ") + Capsa() +
+          " fuzz --seconds 60 --stop-after-unique 1 --seed 3 --out " + dir,
+      &st);
   std::vector<std::string> files = Reproducers(dir);
   ASSERT_EQ(1u, files.size()) << out;
   out = RunCommand("CAPSA_FUZZ_INJECT=crash " + Capsa() + " fuzz --minimize " +
