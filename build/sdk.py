@@ -41,6 +41,7 @@ HEADERS = {
     "ipc/message.h": "capsa/message.h",
     "ipc/interface.h": "capsa/interface.h",
     "ipc/fuzz.h": "capsa/fuzz.h",
+    "host/fuzz/capsa_fuzz_live.h": "capsa/fuzz_live.h",
     "ipc/uv_channel.h": "capsa/channel.h",
     "ipc/loop.h": "capsa/channel_loop.h",
     "ipc/fastpath.h": "capsa/fastpath.h",

@@ -3,6 +3,8 @@
 // embedder, and the custom mutator.
 #include "ipc/fuzz.h"
 
+#include "ipc/fuzz_internal.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "ipc/message.h"
+#include "sandbox/memfd.h"
 
 // libFuzzer's byte mutator, present only when linked with -fsanitize=fuzzer:
 // weak, so libcapsa never needs libFuzzer.
@@ -113,16 +116,15 @@ static int make_fd(const capsa_handle_t *h) {
     close(sv[1]);
     return sv[0];
   }
-  int fd = memfd_create("capsa-fuzz", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  // Sparse: a declared 64 MiB costs nothing until someone touches it. Not
+  // executable, size sealed (sandbox/memfd.h), as a receiver checks.
+  int fd = h->size
+               ? capsa_memfd_create("capsa-fuzz", (size_t)h->size)
+               : memfd_create("capsa-fuzz", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return -1;
-  // Sparse: a declared 64 MiB costs nothing until the handler touches it.
-  if (ftruncate(fd, (off_t)h->size) < 0) {
-    close(fd);
-    return -1;
-  }
-  unsigned seals = F_SEAL_SHRINK | F_SEAL_GROW;
+  unsigned seals = F_SEAL_SEAL | F_SEAL_GROW | F_SEAL_SHRINK;
   if (!h->writable) seals |= F_SEAL_WRITE;
-  fcntl(fd, F_ADD_SEALS, seals | F_SEAL_SEAL);
+  fcntl(fd, F_ADD_SEALS, seals);
   if (h->kind == CAPSA_HANDLE_FILE) {  // a regular file, opened read-only
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
@@ -341,8 +343,32 @@ static void break_handle(uint64_t *s, capsa_handle_t *h) {
   }
 }
 
-size_t capsa_fuzz_mutate(const capsa_interface_t *iface, uint8_t *data,
-                         size_t size, size_t max_size, unsigned seed) {
+// May message `id` be the one this mutation writes? `want_id`: only that
+// one (0: any); `from`: only messages that sender may send, responses not
+// (0: any).
+static bool wanted(const capsa_interface_t *iface, uint32_t id,
+                   uint32_t want_id, unsigned from) {
+  if (want_id) return id == want_id;
+  if (!from) return true;
+  const capsa_imessage_t *m = capsa_iface_message(iface, id);
+  return m && (m->from & from) && m->kind != CAPSA_IMSG_RESPONSE;
+}
+
+// A fresh message id that `wanted` allows, or 0 when none is.
+static uint32_t fresh_id(const capsa_interface_t *iface, uint64_t *s,
+                         uint32_t want_id, unsigned from) {
+  if (want_id) return capsa_iface_message(iface, want_id) ? want_id : 0;
+  uint32_t start = (uint32_t)(next(s) % iface->nmessages);
+  for (uint32_t k = 0; k < iface->nmessages; k++) {
+    uint32_t id = 1 + (start + k) % iface->nmessages;
+    if (wanted(iface, id, 0, from)) return id;
+  }
+  return 0;
+}
+
+static size_t mutate(const capsa_interface_t *iface, uint32_t want_id,
+                     unsigned from, uint8_t *data, size_t size, size_t max_size,
+                     unsigned seed) {
   _Alignas(16) static uint8_t value[VALUE_MAX];
   _Alignas(8) static uint8_t copy[CAPSA_IPC_MAX_MESSAGE];
   static uint8_t out[CAPSA_IPC_MAX_MESSAGE + CAPSA_FUZZ_HEADER +
@@ -355,14 +381,17 @@ size_t capsa_fuzz_mutate(const capsa_interface_t *iface, uint8_t *data,
   parse(iface, data, size, &in);
   unsigned roll = (unsigned)(next(&s) % 16);
   size_t head = CAPSA_FUZZ_HEADER + in.nh * CAPSA_FUZZ_HANDLE;
-  if (roll == 0 && LLVMFuzzerMutate && size > head && max_size > head) {
+  if (roll == 0 && LLVMFuzzerMutate && size > head && max_size > head &&
+      wanted(iface, in.id, want_id, from)) {
     // Out of schema: libFuzzer's byte mutations of the payload only.
     return head + LLVMFuzzerMutate(data + head, size - head, max_size - head);
   }
   bool valid = decode(iface, &in, copy, value) == 0;
   uint32_t id = in.id;
-  if (!valid || roll == 1) {  // a fresh message, any of the interface's
-    id = 1 + (uint32_t)(next(&s) % iface->nmessages);
+  if (!valid || roll == 1 || !wanted(iface, id, want_id, from)) {
+    // A fresh message: any of the interface's the caller allows.
+    id = fresh_id(iface, &s, want_id, from);
+    if (id == 0) return size;
     defaults(capsa_iface_message(iface, id), value);
     in.nh = 0;
   }
@@ -396,8 +425,11 @@ size_t capsa_fuzz_mutate(const capsa_interface_t *iface, uint8_t *data,
   int n = capsa_fuzz_write(iface, id, value, h, nh, out, sizeof out);
   if (n < 0 || (size_t)n > max_size) {
     // The change broke a rule the encoder keeps (or did not fit): leave
-    // the structure to libFuzzer's bytes this once.
-    return LLVMFuzzerMutate ? LLVMFuzzerMutate(data, size, max_size) : size;
+    // the structure to libFuzzer's bytes this once (for the whole
+    // interface only: bytes may become any message).
+    return LLVMFuzzerMutate && !want_id && !from
+               ? LLVMFuzzerMutate(data, size, max_size)
+               : size;
   }
   if (roll == 2 && nh > 0) {  // out of schema: one declaration broken
     uint32_t i = (uint32_t)(next(&s) % nh);
@@ -412,4 +444,34 @@ size_t capsa_fuzz_mutate(const capsa_interface_t *iface, uint8_t *data,
   }
   memcpy(data, out, (size_t)n);
   return (size_t)n;
+}
+
+size_t capsa_fuzz_mutate(const capsa_interface_t *iface, uint8_t *data,
+                         size_t size, size_t max_size, unsigned seed) {
+  return mutate(iface, 0, 0, data, size, max_size, seed);
+}
+
+size_t capsa__fuzz_mutate_as(const capsa_interface_t *iface, uint32_t want_id,
+                             unsigned from, uint8_t *data, size_t size,
+                             size_t max_size, unsigned seed) {
+  return mutate(iface, want_id, from, data, size, max_size, seed);
+}
+
+int capsa__fuzz_make_fd(const capsa_handle_t *h) {
+  return make_fd(h);
+}
+
+int capsa__fuzz_parse(const capsa_interface_t *iface, const uint8_t *data,
+                      size_t size, uint32_t *id, capsa_handle_t *handles,
+                      uint32_t *nhandles, const uint8_t **payload,
+                      size_t *len) {
+  if (!iface || iface->nmessages == 0) return -EINVAL;
+  input_t in;
+  parse(iface, data, size, &in);
+  *id = in.id;
+  *nhandles = in.nh;
+  memcpy(handles, in.h, in.nh * sizeof *handles);
+  *payload = in.payload;
+  *len = in.len;
+  return 0;
 }

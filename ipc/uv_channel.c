@@ -148,6 +148,13 @@ static void on_poll(uv_poll_t *p, int status, int events) {
       capsa__rx_t rx = {0};
       int r = capsa__core_recv(ch->core, &rx);
       if (r < 0) {
+        // A reply that failed its checks was taken from the outstanding
+        // requests before they failed: its requester still gets its one
+        // call (the channel is broken: -ECANCELED), or it and whatever
+        // its arg holds would never be released.
+        if (rx.reply.id != 0)
+          ((capsa_channel_reply_cb)rx.reply.cb)(ch, -ECANCELED, NULL,
+                                                rx.reply.arg);
         report(ch, r);
         break;
       }

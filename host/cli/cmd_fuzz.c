@@ -5,9 +5,9 @@
 //
 // The campaign runs in a worker process watched by this one. Everything
 // the worker's host receives is recorded, as it arrives, in memory shared
-// with the watcher (host/cli/fuzz_repro.h). A worker that dies or stops
+// with the watcher (host/fuzz/repro.h). A worker that dies or stops
 // reporting progress (a host crash or hang) is a failure: its signature
-// (host/cli/fuzz_stack.h: the sanitizer report's top frames, or the signal
+// (host/fuzz/stack.h: the sanitizer report's top frames, or the signal
 // and the frames the crash handler saw) names it, the last channels'
 // records are saved once per signature as OUT/crash-HASH.repro (a manifest
 // and a CAPSA_IPC_DUMP .in file per renderer, each a fuzz_host input), and
@@ -23,22 +23,15 @@
 
 #include "host/capsa_host.h"
 #include "host/cli/commands.h"
-#include "host/cli/fuzz_live.h"
+#include "host/fuzz/args.h"
+#include "host/fuzz/live.h"
 #include "host/kind_registry.h"
 #include "renderer/fuzz/fuzz_renderer.h"
-
-// After "usage: capsa fuzz " (capsa_cli_usage_error adds it).
-static const char kUsage[] =
-    "[--seconds N] [--seed S] [--hang-seconds N] [--out DIR]\n"
-    "       [--stop-after-unique N]\n"
-    "       capsa fuzz --replay FILE\n"
-    "       capsa fuzz --minimize FILE [--seconds N]";
 
 CAPSA_RENDERER_KIND(fuzz, "fuzz", capsa_fuzz_renderer_main, NULL)
 
 enum {
-  kHangSeconds = 15,      // default for --hang-seconds
-  kMinimizeSeconds = 60,  // default budget of --minimize
+  kHangSeconds = 15,  // default for --hang-seconds
 };
 
 // --- the host's handler (what an embedder's would be)
@@ -58,7 +51,8 @@ __attribute__((noinline)) static void planted_abort(void) {
 }
 
 // Every message the host accepted, as the embedder's on_message sees it.
-static void on_noise(const capsa_msg_t *m, void *arg) {
+static void on_noise(capsa_renderer_t *r, const capsa_msg_t *m, void *arg) {
+  (void)r;
   (void)arg;
   if (m->type != CAPSA_MSG_INTERFACE ||
       m->u.iface.iface != &capsa_fuzz_interface ||
@@ -96,59 +90,8 @@ static void send_seed(capsa_renderer_t *r, uint64_t seed, uint64_t index,
 }
 
 int capsa_cmd_fuzz(int argc, char **argv) {
-  unsigned long seconds = 10, hang_seconds = kHangSeconds,
-                stop_after_unique = 0;
-  bool seconds_set = false;
-  uint64_t seed = 1;
-  const char *replay_path = NULL, *minimize_path = NULL, *out_dir = ".";
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--help") == 0) {
-      printf("usage: capsa fuzz %s\n", kUsage);
-      return 0;
-    }
-    if (i + 1 >= argc)
-      return capsa_cli_usage_error("fuzz", kUsage, "missing value for",
-                                   argv[i]);
-    char *end = NULL;
-    if (strcmp(argv[i], "--seconds") == 0) {
-      seconds = strtoul(argv[++i], &end, 10);
-      seconds_set = true;
-      if (*end || seconds == 0 || seconds > 86400)
-        return capsa_cli_usage_error("fuzz", kUsage, "bad --seconds", argv[i]);
-    } else if (strcmp(argv[i], "--seed") == 0) {
-      seed = strtoull(argv[++i], &end, 10);
-      if (*end)
-        return capsa_cli_usage_error("fuzz", kUsage, "bad --seed", argv[i]);
-    } else if (strcmp(argv[i], "--stop-after-unique") == 0) {
-      stop_after_unique = strtoul(argv[++i], &end, 10);
-      if (*end || stop_after_unique == 0 || stop_after_unique > 64)
-        return capsa_cli_usage_error(
-            "fuzz", kUsage, "bad --stop-after-unique (1..64)", argv[i]);
-    } else if (strcmp(argv[i], "--hang-seconds") == 0) {
-      hang_seconds = strtoul(argv[++i], &end, 10);
-      if (*end || hang_seconds == 0 || hang_seconds > 3600)
-        return capsa_cli_usage_error("fuzz", kUsage, "bad --hang-seconds",
-                                     argv[i]);
-    } else if (strcmp(argv[i], "--replay") == 0) {
-      replay_path = argv[++i];
-    } else if (strcmp(argv[i], "--minimize") == 0) {
-      minimize_path = argv[++i];
-    } else if (strcmp(argv[i], "--out") == 0) {
-      out_dir = argv[++i];
-      struct stat st;
-      if (stat(out_dir, &st) < 0 || !S_ISDIR(st.st_mode))
-        return capsa_cli_usage_error("fuzz", kUsage,
-                                     "--out is not a directory:", out_dir);
-    } else {
-      return capsa_cli_usage_error("fuzz", kUsage, "unknown option", argv[i]);
-    }
-  }
-  if (replay_path && minimize_path)
-    return capsa_cli_usage_error(
-        "fuzz", kUsage, "--replay and --minimize exclude each other", NULL);
-  read_inject();
-  // capsa's own renderer, interface and handler: an embedder's would go
-  // here (the design note in fuzz_live.h).
+  // capsa's own renderer, interface and handler; an embedder's campaign is
+  // the same driver through <capsa/fuzz_live.h>.
   capsa__fz_live_options_t o;
   capsa__fz_live_options_init(&o);
   o.kind = "fuzz";
@@ -158,14 +101,18 @@ int capsa_cmd_fuzz(int argc, char **argv) {
   o.renderer_seed = capsa_fuzz_renderer_seed;
   o.on_ready = send_seed;
   o.on_message = on_noise;
-  o.seed = seed;
-  o.seconds = seconds;
-  o.hang_seconds = (unsigned)hang_seconds;
-  o.stop_after_unique = (unsigned)stop_after_unique;
-  o.out_dir = out_dir;
-  if (replay_path) return capsa__fz_live_replay(&o, replay_path);
-  if (minimize_path)
-    return capsa__fz_live_minimize(&o, minimize_path,
-                                   seconds_set ? seconds : kMinimizeSeconds);
-  return capsa__fz_live_campaign(&o);
+  o.hang_seconds = kHangSeconds;
+  o.seed = 1;
+  capsa__fz_args_t a;
+  int r = capsa__fz_args_parse(argc, argv, "capsa fuzz", &o, &a);
+  if (r == CAPSA__FZ_ARGS_HELP) return 0;
+  if (r != CAPSA__FZ_ARGS_RUN) return CAPSA_EXIT_USAGE;
+  if (o.rounds)
+    return capsa_cli_usage_error(
+        "fuzz", "[...]",
+        "--rounds is capsa_fuzz_live_main's: capsa's own fuzzing renderer "
+        "sends a fixed number of records (CAPSA_FUZZ_ROUNDS)",
+        NULL);
+  read_inject();
+  return capsa__fz_args_run(&o, &a);
 }

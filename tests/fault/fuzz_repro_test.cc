@@ -1,5 +1,5 @@
 // capsa fuzz's reproducer files and failure signatures, without a host
-// (host/cli/fuzz_repro.h, host/cli/fuzz_stack.h).
+// (host/fuzz/repro.h, host/fuzz/stack.h).
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "host/cli/fuzz_repro.h"
-#include "host/cli/fuzz_stack.h"
+#include "host/fuzz/repro.h"
+#include "host/fuzz/stack.h"
 #include "ipc/ipc_dump.h"
 
 namespace {

@@ -140,6 +140,7 @@ class IfaceChannel : public ::testing::Test {
                        t->reply_status_ = st;
                        t->reply_type_ = r ? (int)r->type : -1;
                        t->replied_ = true;
+                       t->replies_++;
                      },
                      nullptr));
     return m->request_id;
@@ -156,6 +157,7 @@ class IfaceChannel : public ::testing::Test {
   int err_ = 0;
   std::string why_;
   bool replied_ = false;
+  int replies_ = 0;
   int reply_status_ = 1, reply_type_ = -1;
 };
 
@@ -430,6 +432,26 @@ TEST_F(IfaceChannel, InterfaceResponseToACoreRequestIsBad) {
   SendRaw(Raw(0, CAPSA_TEST_THUMBNAIL_DECODE_RESULT, ResultPayload(),
               CAPSA_MSG_F_RESPONSE, id));
   ExpectBad("not of this interface");
+}
+
+// The bad reply above was taken off the outstanding requests before its
+// checks failed: its requester is still called, once, and learns the
+// channel broke (found by the live fuzzer: without the call, a host
+// request's record and the embedder's arg leaked, and the renderer's
+// handle with them, per renderer that answered badly).
+TEST_F(IfaceChannel, ARequestWhoseReplyFailsItsChecksIsCancelledOnce) {
+  Open();
+  HelloRaw();
+  capsa_msg_t ping = Sample(CAPSA_MSG_PING);
+  uint64_t id = Request(&ping);
+  SendRaw(Raw(0, CAPSA_TEST_THUMBNAIL_DECODE_RESULT, ResultPayload(),
+              CAPSA_MSG_F_RESPONSE, id));
+  ExpectBad("not of this interface");
+  EXPECT_TRUE(replied_);
+  EXPECT_EQ(-ECANCELED, reply_status_);
+  EXPECT_EQ(-1, reply_type_);                         // no reply to read
+  EXPECT_EQ(0, capsa_channel_cancel_requests(&ch_));  // none left over
+  EXPECT_EQ(1, replies_);
 }
 
 // An interface request is answered by its response or ERROR, nothing else.

@@ -1,6 +1,6 @@
 // capsa fuzz reproducers: in memory, files, recording (fuzz_repro.h).
 
-#include "host/cli/fuzz_repro.h"
+#include "host/fuzz/repro.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -480,6 +480,10 @@ static void record_sink(void *arg, uint64_t serial, const uint8_t *head,
   memcpy(s->data + used + 4 + hl, buf, len);
   atomic_store_explicit(&s->used, used + (uint32_t)need, memory_order_release);
   s->last = now;
+}
+
+uint64_t capsa__fz_recorder_arrivals(const capsa__fz_recorder_t *rec) {
+  return atomic_load(&rec->arrivals);
 }
 
 void capsa__fz_recorder_attach(capsa__fz_recorder_t *rec) {

@@ -25,8 +25,8 @@
 //  3. Otherwise the failure's class: "hang", "exit N", "signal N".
 // Offsets are within a module, so a key holds across runs of one build,
 // not across builds. The hash is 64-bit FNV-1a of the key.
-#ifndef CAPSA_HOST_CLI_FUZZ_STACK_H_
-#define CAPSA_HOST_CLI_FUZZ_STACK_H_
+#ifndef CAPSA_HOST_FUZZ_STACK_H_
+#define CAPSA_HOST_FUZZ_STACK_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -63,4 +63,4 @@ uint64_t capsa__fz_signature(const char *log, size_t log_len,
 }
 #endif
 
-#endif  // CAPSA_HOST_CLI_FUZZ_STACK_H_
+#endif  // CAPSA_HOST_FUZZ_STACK_H_

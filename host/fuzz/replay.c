@@ -1,5 +1,5 @@
 // capsa fuzz: replaying a reproducer's records in order (fuzz_replay.h).
-#include "host/cli/fuzz_replay.h"
+#include "host/fuzz/replay.h"
 
 #include <errno.h>
 #include <fcntl.h>

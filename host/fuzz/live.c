@@ -1,6 +1,6 @@
 // The live fuzzing driver of capsa fuzz (fuzz_live.h): workers, watcher,
 // campaign, replay, minimiser.
-#include "host/cli/fuzz_live.h"
+#include "host/fuzz/live.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,9 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "host/cli/fuzz_replay.h"
-#include "host/cli/fuzz_repro.h"
-#include "host/cli/fuzz_stack.h"
+#include "host/fuzz/replay.h"
+#include "host/fuzz/repro.h"
+#include "host/fuzz/stack.h"
 
 enum {
   kLogKeep = 1 << 20,  // bytes of a worker's stderr kept for its report
@@ -29,7 +29,8 @@ static const char kReplayKind[] = "capsa-fuzz-replay";
 // What the worker reports on its pipe, one fixed-size record at a time.
 struct progress {
   uint64_t execs;       // renderer sequences finished
-  uint64_t messages;    // records the host accepted
+  uint64_t received;    // records the host received
+  uint64_t messages;    // of those: messages and LOG lines it accepted
   uint64_t bad;         // bad messages caught
   uint64_t killed;      // renderers that ended (killed or exited)
   uint64_t respawned;   // renderers started after the first ones
@@ -45,6 +46,11 @@ enum mode { kCampaign, kSeeds, kRecords };
 
 static const capsa__fz_live_options_t *g_opt;  // the worker's
 
+// What messages name the program by.
+static const char *prog(void) {
+  return g_opt && g_opt->prog ? g_opt->prog : "capsa fuzz";
+}
+
 struct worker {
   uv_loop_t loop;
   capsa_host_t host;
@@ -54,11 +60,13 @@ struct worker {
   uint64_t seed, index, deadline_ms, replay_seed[2];
   capsa__fz_replay_t *rp;
   bool stopping, closed, verbose;
+  const capsa__fz_recorder_t *rec;
   struct progress p;
 };
 
 static void report(struct worker *w) {
   w->p.next_index = w->index;
+  if (w->rec) w->p.received = capsa__fz_recorder_arrivals(w->rec);
   ssize_t n = write(w->out_fd, &w->p, sizeof w->p);
   (void)n;
 }
@@ -89,7 +97,11 @@ static void on_event(capsa_host_t *h, const capsa_host_event_t *ev) {
             ev->text ? ev->text : "");
   switch (ev->type) {
     case CAPSA_EV_READY: {
-      if (w->mode == kRecords) break;  // it sends what it was given
+      if (w->mode == kRecords) {  // it sends what it was given
+        if (g_opt->on_replay_ready)
+          g_opt->on_replay_ready(ev->renderer, g_opt->arg);
+        break;
+      }
       uint64_t index = w->index;
       uint64_t rs = w->mode == kSeeds
                         ? w->replay_seed[w->replayed++ % w->nreplay]
@@ -100,7 +112,8 @@ static void on_event(capsa_host_t *h, const capsa_host_event_t *ev) {
     }
     case CAPSA_EV_MESSAGE:
       w->p.messages++;
-      if (g_opt->on_message) g_opt->on_message(ev->msg, g_opt->arg);
+      if (g_opt->on_message)
+        g_opt->on_message(ev->renderer, ev->msg, g_opt->arg);
       break;
     case CAPSA_EV_LOG:
       w->p.messages++;
@@ -158,6 +171,7 @@ static int run_worker(const struct job *j, int out_fd) {
   w.seed = j->seed;
   w.index = j->first_index;
   w.out_fd = out_fd;
+  w.rec = j->rec;
   w.verbose = j->mode != kCampaign && j->echo;
   if (j->mode == kSeeds) {
     w.nreplay = j->repro->nseeds;
@@ -179,7 +193,9 @@ static int run_worker(const struct job *j, int out_fd) {
                             w.rp);
     k.pid_namespace = false;  // the pid it knows itself by is the host's
   } else {
-    capsa_kind_options_init(&k, g_opt->kind, g_opt->renderer_main, NULL);
+    o.allow_forked_zygote = g_opt->forked_zygote;
+    capsa_kind_options_init(&k, g_opt->kind, g_opt->renderer_main,
+                            g_opt->renderer_arg);
   }
   if (capsa_host_init(&w.loop, &w.host, &o, on_event) < 0) return 1;
   w.host.data = &w;
@@ -234,6 +250,7 @@ struct totals {
 
 static void add(struct progress *a, const struct progress *b) {
   a->execs += b->execs;
+  a->received += b->received;
   a->messages += b->messages;
   a->bad += b->bad;
   a->killed += b->killed;
@@ -248,10 +265,11 @@ static void show(struct totals *t, const struct progress *cur) {
   t->shown = el;
   struct progress s = t->sum;
   add(&s, cur);
-  printf("[%5.1fs] execs %" PRIu64 " (%.0f/s), records accepted %" PRIu64
-         ", bad messages caught %" PRIu64 ", renderers killed %" PRIu64
+  printf("[%5.1fs] execs %" PRIu64 " (%.0f/s), records received %" PRIu64
+         " (%.0f/s), bad messages caught %" PRIu64 ", renderers killed %" PRIu64
          ", respawned %" PRIu64 "\n",
-         el, s.execs, s.execs / el, s.messages, s.bad, s.killed, s.respawned);
+         el, s.execs, s.execs / el, s.received, s.received / el, s.bad,
+         s.killed, s.respawned);
   fflush(stdout);
 }
 
@@ -410,12 +428,13 @@ cannot:
 
 static void print_summary(double el, const struct progress *s,
                           const char *end) {
-  printf("summary: %.1f s, execs %" PRIu64
-         " (%.0f/s), records accepted %" PRIu64 ", bad messages caught %" PRIu64
-         ", renderers ended %" PRIu64 " (exited %" PRIu64 ", crashed %" PRIu64
-         "), respawned %" PRIu64 "; %s\n",
-         el, s->execs, s->execs / (el > 0 ? el : 1), s->messages, s->bad,
-         s->killed, s->exited, s->crashed, s->respawned, end);
+  printf(
+      "summary: %.1f s, execs %" PRIu64 " (%.0f/s), records received %" PRIu64
+      " (messages and LOG lines accepted %" PRIu64
+      "), bad messages caught %" PRIu64 ", renderers ended %" PRIu64
+      " (exited %" PRIu64 ", crashed %" PRIu64 "), respawned %" PRIu64 "; %s\n",
+      el, s->execs, s->execs / (el > 0 ? el : 1), s->received, s->messages,
+      s->bad, s->killed, s->exited, s->crashed, s->respawned, end);
 }
 
 // --- campaign
@@ -426,12 +445,12 @@ int capsa__fz_live_campaign(const capsa__fz_live_options_t *opt) {
   unsigned long seconds = opt->seconds;
   unsigned hang_seconds = opt->hang_seconds;
   const char *out_dir = opt->out_dir ? opt->out_dir : ".";
-  printf("capsa fuzz: seed %" PRIu64 ", %lu s, %u renderers at a time\n", seed,
+  printf("%s: seed %" PRIu64 ", %lu s, %u renderers at a time\n", prog(), seed,
          seconds, opt->parallel);
   fflush(stdout);
   capsa__fz_recorder_t *rec = capsa__fz_recorder_new();
   if (rec == NULL) {
-    fprintf(stderr, "capsa fuzz: cannot map the recorder: %s\n",
+    fprintf(stderr, "%s: cannot map the recorder: %s\n", prog(),
             strerror(errno));
     return 1;
   }
@@ -467,10 +486,10 @@ int capsa__fz_live_campaign(const capsa__fz_live_options_t *opt) {
     snprintf(path, sizeof path, "%s%s%s-%016" PRIx64 ".repro",
              strcmp(out_dir, ".") ? out_dir : "",
              strcmp(out_dir, ".") ? "/" : "", o.cls, o.hash);
-    fprintf(stderr, "capsa fuzz: FAILURE (%s) stack %016" PRIx64 ": %s\n",
+    fprintf(stderr, "%s: FAILURE (%s) stack %016" PRIx64 ": %s\n", prog(),
             o.why, o.hash, o.key);
     if (known) {
-      fprintf(stderr, "capsa fuzz: same stack as before: %s\n", path);
+      fprintf(stderr, "%s: same stack as before: %s\n", prog(), path);
     } else {
       if (unique < 64) seen[unique] = o.hash;
       unique++;
@@ -482,27 +501,28 @@ int capsa__fz_live_campaign(const capsa__fz_live_options_t *opt) {
         err = capsa__fz_repro_save(&r, path);
       }
       if (err < 0)
-        fprintf(stderr, "capsa fuzz: cannot save %s: %s\n", path,
+        fprintf(stderr, "%s: cannot save %s: %s\n", prog(), path,
                 strerror(-err));
       else
         fprintf(stderr,
-                "capsa fuzz: reproducer saved: %s (%zu records from %u "
+                "%s: reproducer saved: %s (%zu records from %u "
                 "renderers)\n",
-                path, r.nrec, r.nch);
+                prog(), path, r.nrec, r.nch);
       capsa__fz_repro_free(&r);
       if (strlen(files) + strlen(path) + 3 < sizeof files)
         snprintf(files + strlen(files), sizeof files - strlen(files), "%s%s",
                  files[0] ? ", " : "", path);
       if (opt->stop_after_unique && unique >= opt->stop_after_unique) {
-        fprintf(stderr, "capsa fuzz: %u different stacks found: stopping\n",
+        fprintf(stderr, "%s: %u different stacks found: stopping\n", prog(),
                 unique);
         break;
       }
     }
     if (fruitless >= 3) {
       fprintf(stderr,
-              "capsa fuzz: the worker fails before it fuzzes: "
-              "stopping\n");
+              "%s: the worker fails before it fuzzes: "
+              "stopping\n",
+              prog());
       break;
     }
   }
@@ -536,7 +556,7 @@ static void replay_once(const capsa__fz_repro_t *r, bool quiet,
 static int load(const char *path, capsa__fz_repro_t *r) {
   char err[256];
   if (capsa__fz_repro_load(path, r, err, sizeof err) < 0) {
-    fprintf(stderr, "capsa fuzz: %s: %s\n", path, err);
+    fprintf(stderr, "%s: %s: %s\n", prog(), path, err);
     return -1;
   }
   return 0;
@@ -608,9 +628,9 @@ int capsa__fz_live_minimize(const capsa__fz_live_options_t *opt,
   if (load(path, &r) < 0) return 1;
   if (r.version != 2 || r.nrec == 0) {
     fprintf(stderr,
-            "capsa fuzz: %s: --minimize needs a reproducer with "
+            "%s: %s: --minimize needs a reproducer with "
             "records (version 2)\n",
-            path);
+            prog(), path);
     capsa__fz_repro_free(&r);
     return 1;
   }
@@ -620,9 +640,9 @@ int capsa__fz_live_minimize(const capsa__fz_live_options_t *opt,
   replay_once(&r, true, &o);
   if (!o.failed) {
     fprintf(stderr,
-            "capsa fuzz: %s: does not fail when replayed: nothing to "
+            "%s: %s: does not fail when replayed: nothing to "
             "minimize\n",
-            path);
+            prog(), path);
     capsa__fz_repro_free(&r);
     return 1;
   }
@@ -666,7 +686,7 @@ int capsa__fz_live_minimize(const capsa__fz_live_options_t *opt,
   snprintf(dst, sizeof dst, "%s.min", path);
   if (err == 0) err = capsa__fz_repro_save(&out, dst);
   if (err < 0) {
-    fprintf(stderr, "capsa fuzz: cannot write %s: %s\n", dst, strerror(-err));
+    fprintf(stderr, "%s: cannot write %s: %s\n", prog(), dst, strerror(-err));
   } else {
     printf(
         "minimized: records %zu -> %zu, renderers %u -> %u, %u replays in "

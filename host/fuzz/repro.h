@@ -31,8 +31,8 @@
 // a fuzz_host input) and version 1 manifests (renderer seeds).
 //
 // Replaying: fuzz_replay.h.
-#ifndef CAPSA_HOST_CLI_FUZZ_REPRO_H_
-#define CAPSA_HOST_CLI_FUZZ_REPRO_H_
+#ifndef CAPSA_HOST_FUZZ_REPRO_H_
+#define CAPSA_HOST_FUZZ_REPRO_H_
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -40,7 +40,7 @@
 #include <sys/types.h>
 
 #include "host/capsa_host.h"
-#include "host/cli/fuzz_stack.h"
+#include "host/fuzz/stack.h"
 #include "ipc/interface.h"
 
 #ifdef __cplusplus
@@ -116,6 +116,8 @@ void capsa__fz_recorder_reset(capsa__fz_recorder_t *rec);
 // In the worker: records what its host receives from now on, and installs
 // the crash handler (fuzz_stack.h) writing into the recorder.
 void capsa__fz_recorder_attach(capsa__fz_recorder_t *rec);
+// Records its host received since the last reset (HELLOs too).
+uint64_t capsa__fz_recorder_arrivals(const capsa__fz_recorder_t *rec);
 // In the watcher, after the worker ended: the records into *r (version 2).
 int capsa__fz_recorder_collect(capsa__fz_recorder_t *rec, capsa__fz_repro_t *r);
 const capsa__fz_crash_t *capsa__fz_recorder_crash(
@@ -125,4 +127,4 @@ const capsa__fz_crash_t *capsa__fz_recorder_crash(
 }
 #endif
 
-#endif  // CAPSA_HOST_CLI_FUZZ_REPRO_H_
+#endif  // CAPSA_HOST_FUZZ_REPRO_H_

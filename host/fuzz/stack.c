@@ -1,6 +1,6 @@
 // Failure signatures of capsa fuzz and the crash handler (fuzz_stack.h).
 
-#include "host/cli/fuzz_stack.h"
+#include "host/fuzz/stack.h"
 
 #include <dlfcn.h>
 #include <execinfo.h>

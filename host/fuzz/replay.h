@@ -17,13 +17,13 @@
 // before it in the arrival order has been received by the host (the host's
 // sink counts them), so the host receives them in the recorded order.
 // Descriptors are made afresh: the same kind and size, never the same file.
-#ifndef CAPSA_HOST_CLI_FUZZ_REPLAY_H_
-#define CAPSA_HOST_CLI_FUZZ_REPLAY_H_
+#ifndef CAPSA_HOST_FUZZ_REPLAY_H_
+#define CAPSA_HOST_FUZZ_REPLAY_H_
 
 #include <sys/types.h>
 
 #include "host/capsa_host.h"
-#include "host/cli/fuzz_repro.h"
+#include "host/fuzz/repro.h"
 #include "ipc/interface.h"
 
 #ifdef __cplusplus
@@ -54,4 +54,4 @@ unsigned capsa__fz_replay_channels(const capsa__fz_replay_t *rp);
 }
 #endif
 
-#endif  // CAPSA_HOST_CLI_FUZZ_REPLAY_H_
+#endif  // CAPSA_HOST_FUZZ_REPLAY_H_

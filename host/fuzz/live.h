@@ -48,9 +48,10 @@
 // example (tests/sdk: built from the staged install with `pkg-config
 // capsa-fuzz`, the held-out schema and its planted handler bug, found and
 // replayed) and docs/interfaces.md's Fuzzing section.
-#ifndef CAPSA_HOST_CLI_FUZZ_LIVE_H_
-#define CAPSA_HOST_CLI_FUZZ_LIVE_H_
+#ifndef CAPSA_HOST_FUZZ_LIVE_H_
+#define CAPSA_HOST_FUZZ_LIVE_H_
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "host/capsa_host.h"
@@ -65,18 +66,24 @@ typedef struct capsa__fz_live_options {
   // its entry, and the interfaces their HELLO names (the kind's list).
   const char *kind;
   capsa_renderer_entry_fn renderer_main;
+  void *renderer_arg;  // its `arg`
+  bool forked_zygote;  // the kind is not registered: fork this process
   const capsa_interface_t *const *interfaces;
   unsigned ninterfaces;
   unsigned parallel;  // renderers at a time (default 2)
+  unsigned rounds;    // messages per renderer (0: its default)
   // The seed of the index-th renderer of a campaign seeded `seed`.
   uint64_t (*renderer_seed)(uint64_t seed, uint64_t index);
   // A fuzzing renderer is READY (not called for replaying ones): hand it
   // its seed. NULL: nothing is sent.
   void (*on_ready)(capsa_renderer_t *r, uint64_t seed, uint64_t index,
                    void *arg);
+  // A replaying renderer is READY (NULL: nothing): the host's part of a
+  // conversation starts again, so recorded responses meet their requests.
+  void (*on_replay_ready)(capsa_renderer_t *r, void *arg);
   // The host-side handler: every message the host accepted (campaign and
   // replay alike, so a bug it has is reached again by a replay).
-  void (*on_message)(const capsa_msg_t *m, void *arg);
+  void (*on_message)(capsa_renderer_t *r, const capsa_msg_t *m, void *arg);
   void *arg;
   uint64_t seed;          // the campaign's
   unsigned long seconds;  // the campaign's length (default 10)
@@ -86,6 +93,7 @@ typedef struct capsa__fz_live_options {
   // slow machines (an emulated kernel runs a few renderers a second).
   unsigned stop_after_unique;
   const char *out_dir;  // reproducers (default ".")
+  const char *prog;     // messages begin "PROG: " (default "capsa fuzz")
 } capsa__fz_live_options_t;
 
 void capsa__fz_live_options_init(capsa__fz_live_options_t *o);
@@ -102,4 +110,4 @@ int capsa__fz_live_minimize(const capsa__fz_live_options_t *o, const char *path,
 }
 #endif
 
-#endif  // CAPSA_HOST_CLI_FUZZ_LIVE_H_
+#endif  // CAPSA_HOST_FUZZ_LIVE_H_

@@ -1,0 +1,109 @@
+// Live fuzzing of an embedder's interfaces and host-side handlers, from the
+// install (<capsa/fuzz_live.h>, docs/interfaces.md "Fuzzing, live"): the
+// embedder's own host code serves sandboxed fuzzing renderers that speak
+// its interfaces from their generated descriptors; a host crash, sanitizer
+// report or hang is a failure, saved with the exact messages it received.
+//
+//   #include <capsa/fuzz_live.h>
+//   #include "convert.capsa.h"
+//
+//   static const capsa_interface_t *const kSpeaks[] = {
+//       &capsa_example_convert_interface};
+//
+//   // The host's side of a conversation: ask each renderer for a
+//   // conversion; its (fuzzed) answers reach on_converted.
+//   static void on_converted(capsa_renderer_t *r, int status,
+//                            capsa_msg_t *reply, void *arg) {
+//     (void)r, (void)status, (void)reply, (void)arg;  // the code under test
+//   }
+//   static void on_ready(capsa_renderer_t *r, void *arg) {
+//     (void)arg;
+//     capsa_example_convert_convert_t c;
+//     capsa_example_convert_convert_init(&c);
+//     (void)c;  // ... regions and fields as the real host makes them ...
+//     (void)r, (void)on_converted;  // capsa_renderer_request(r, ...)
+//   }
+//
+//   int main(int argc, char **argv) {
+//     capsa_fuzz_live_options_t o;
+//     capsa_fuzz_live_options_init(&o);
+//     o.interfaces = kSpeaks;
+//     o.ninterfaces = 1;
+//     o.on_ready = on_ready;
+//     return capsa_fuzz_live_main(argc, argv, &o);  // --seconds, --replay...
+//   }
+//
+// What the renderers send, per renderer a long sequence (o.rounds): each
+// unasked event and request an interface lets a renderer send, written by
+// the schema mutator of <capsa/fuzz.h> from the previous one of its kind
+// (fields within and at the edges of their declarations, handles of the
+// declared kinds and sizes made for real), and the declared response to
+// every request the host sends; one mutation in sixteen leaves the schema
+// and one message in thirty-two is damaged on the wire, so the checks'
+// refusals (the renderer is killed, CAPSA_EV_BAD_MESSAGE) are met too.
+// The host runs in a worker process a watcher restarts after a failure;
+// the campaign goes on past it. Each failure is named by its stack and
+// saved once per stack as OUT/crash-HASH.repro with every record the host
+// received from the last renderers, in arrival order; `--replay FILE`
+// sends them to a fresh host again (calling on_ready for each replaying
+// renderer, so recorded responses meet the requests they answer), and
+// `--minimize FILE` drops renderers and records while it still fails.
+// Renderers come from a fork of the worker (no capsa_main() needed) and
+// are sandboxed as the kind options' defaults say; under a sanitizer
+// RLIMIT_AS is left off (host/capsa_host.h).
+#ifndef CAPSA_HOST_FUZZ_CAPSA_FUZZ_LIVE_H_
+#define CAPSA_HOST_FUZZ_CAPSA_FUZZ_LIVE_H_
+
+#include <stdint.h>
+
+#include "host/capsa_host.h"
+#include "ipc/interface.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// libcapsa.so exports what is declared here (SDK header; build/sdk.py).
+#pragma GCC visibility push(default)
+
+typedef struct capsa_fuzz_live_options {
+  // What the fuzzing renderers speak (borrowed for the call; at most
+  // CAPSA_IFACE_MAX_PER_CHANNEL - 1: the driver adds its own).
+  const capsa_interface_t *const *interfaces;
+  unsigned ninterfaces;
+  // The embedder's host code. on_ready: a renderer is READY (start the
+  // host's side of a conversation: its requests get fuzzed responses);
+  // on_message: each message the host accepted from it (CAPSA_EV_MESSAGE,
+  // decoded and checked against the schema). Both may be NULL; the message
+  // is borrowed for the call.
+  void (*on_ready)(capsa_renderer_t *r, void *arg);
+  void (*on_message)(capsa_renderer_t *r, const capsa_msg_t *m, void *arg);
+  void *arg;
+  // The campaign; each is also a flag of capsa_fuzz_live_main's argv.
+  uint64_t seed;               // --seed (default 1)
+  unsigned seconds;            // --seconds (default 60)
+  unsigned hang_seconds;       // --hang-seconds: no progress (default 15)
+  unsigned parallel;           // --parallel: renderers at a time (2)
+  unsigned rounds;             // --rounds: messages per renderer (256)
+  unsigned stop_after_unique;  // --stop-after-unique N (0: run `seconds`)
+  const char *out_dir;         // --out: reproducers (default ".")
+} capsa_fuzz_live_options_t;
+
+// Defaults as above; interfaces and handlers empty.
+void capsa_fuzz_live_options_init(capsa_fuzz_live_options_t *o);
+
+// Runs what `argv` asks, its flags over `o`'s values (borrowed): a campaign,
+// `--replay FILE` or `--minimize FILE [--seconds N]`; `--help` prints them.
+// Progress goes to stdout, failures to stderr. Returns the exit code: 0
+// (the host survived; a replay that did not fail), 1 (a failure found or
+// reproduced), 2 (bad flags or options: the message names which).
+int capsa_fuzz_live_main(int argc, char **argv,
+                         const capsa_fuzz_live_options_t *o);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif  // CAPSA_HOST_FUZZ_CAPSA_FUZZ_LIVE_H_
