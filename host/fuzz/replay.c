@@ -114,7 +114,7 @@ void capsa__fz_replay_closed(capsa__fz_replay_t *rp, pid_t pid) {
 
 // A descriptor of a recorded kind, made as a hostile renderer would (the
 // same kinds as fuzz_host's). *keep: the other end to close after sending.
-static int make_handle(uint8_t kind, uint8_t size, int *keep) {
+static int make_handle(uint8_t kind, size_t bytes, int *keep) {
   *keep = -1;
   int sv[2];
   switch (kind % CAPSA__DUMP_KINDS) {
@@ -122,7 +122,7 @@ static int make_handle(uint8_t kind, uint8_t size, int *keep) {
     case CAPSA__DUMP_SHM_SHARED:
     case CAPSA__DUMP_SHM_UNSEALED:
     case CAPSA__DUMP_SHM_FROZEN: {
-      int fd = capsa_memfd_create("fuzz", (size_t)size * 256);
+      int fd = capsa_memfd_create("fuzz", bytes);
       if (fd < 0) return -1;
       int r = 0;
       if (kind == CAPSA__DUMP_SHM_FROZEN)
@@ -161,7 +161,11 @@ static long now_ms(void) {
   return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
 }
 
-enum { kStallMs = 2000 };  // a turn nobody takes is skipped after this
+enum { kStallMs = 2000 };
+
+// Regions a replay makes at their declared size (sparse), up to this.
+#define kMaxReplayRegion \
+  ((uint64_t)64 << 20)  // a turn nobody takes is skipped after this
 
 // Waits until record i may go: true; false when its turn was skipped.
 static bool wait_turn(capsa__fz_replay_t *rp, int i) {
@@ -220,10 +224,21 @@ int capsa__fz_replay_renderer_main(int ch, const capsa_sandbox_report_t *sb,
           capsa_scm_send(ch, buf, (size_t)n, NULL, 0, MSG_NOSIGNAL) < 0)
         break;
     }
+    // The size each handle was declared with, when the record's envelope
+    // still decodes (the dump keeps sizes in 256-byte steps only, and the
+    // host compares a region's size with its declaration exactly).
+    capsa_msg_t env;
+    bool declared =
+        capsa_msg_decode(rp->data + x->off, x->len, &env, NULL, 0) == 0 &&
+        env.handle_count == x->nh;
     int fds[3], keep[3];
     int made = 0;
     for (unsigned k = 0; k < x->nh; k++) {
-      int fd = make_handle(x->kind[k], x->size[k], &keep[made]);
+      size_t bytes = (size_t)x->size[k] * 256;
+      if (declared && env.handles[k].size > 0 &&
+          env.handles[k].size <= kMaxReplayRegion)
+        bytes = (size_t)env.handles[k].size;
+      int fd = make_handle(x->kind[k], bytes, &keep[made]);
       if (fd >= 0) fds[made++] = fd;
     }
     ssize_t sent =

@@ -4,11 +4,15 @@
 
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <ucontext.h>
+#include <unistd.h>
+
+#include "host/elf_symbols.h"
 
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
@@ -230,6 +234,17 @@ static bool from_sanitizer(const char *log, size_t n, char *key, size_t cap) {
   return true;
 }
 
+// A function dladdr cannot name (static: not exported) from the file's own
+// symbol table, when it has one. The file is the host's own.
+static const char *static_name(const char *file, uint64_t off,
+                               struct capsa__elf_sym *sym) {
+  int fd = open(file, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  int err = capsa__elf_symbolize(fd, &off, 1, sym);
+  close(fd);
+  return err == 0 && sym->name[0] ? sym->name : NULL;
+}
+
 static void from_crash(const capsa__fz_crash_t *c, bool hang, char *key,
                        size_t cap) {
   if (hang)  // the watcher's SIGABRT: where the host was stuck
@@ -251,10 +266,12 @@ static void from_crash(const capsa__fz_crash_t *c, bool hang, char *key,
       // libc's own frames (abort, raise, memcpy...) say where it was
       // called from no better than its caller does.
       if (strncmp(b, "libc.so", 7) == 0 && i + 1 < c->nframes) continue;
-      snprintf(f, sizeof f, "%s+0x%lx%s%s%s", b,
-               (unsigned long)(a - (uintptr_t)d.dli_fbase),
-               d.dli_sname ? " (" : "", d.dli_sname ? d.dli_sname : "",
-               d.dli_sname ? ")" : "");
+      uint64_t off = (uint64_t)(a - (uintptr_t)d.dli_fbase);
+      const char *name = d.dli_sname;
+      struct capsa__elf_sym sym;
+      if (name == NULL) name = static_name(d.dli_fname, off, &sym);
+      snprintf(f, sizeof f, "%s+0x%lx%s%s%s", b, (unsigned long)off,
+               name ? " (" : "", name ? name : "", name ? ")" : "");
     } else {
       snprintf(f, sizeof f, "0x%lx", (unsigned long)a);
     }

@@ -671,6 +671,124 @@ TEST_F(Sdk, FuzzerFromTheInstallFindsAPlantedHandlerBugAndReplaysIt) {
          secs);
 }
 
+// Live fuzzing from the install (<capsa/fuzz_live.h>, docs/interfaces.md
+// "Fuzzing, live"): the held-out schema's planted bug, now in a real
+// host's on_message (tests/fuzz/heldout/heldout_live.c), built with ASan
+// against the shared library as an embedder builds it. From no corpus the
+// campaign's sandboxed renderers reach it over real channels; the saved
+// reproducer replays it to the same stack; with the check in place the
+// campaign finds nothing.
+TEST_F(Sdk, LiveFuzzerFromTheInstallFindsTheHeldOutHostBugAndReplaysIt) {
+  std::string out;
+  ASSERT_EQ(0, Sh("command -v flatc && command -v clang", &out))
+      << "flatc and clang (./dev setup)";
+  std::string src = kRoot + "/tests/fuzz/heldout/";
+  std::string dir = tmp_.path + "/live";
+  ASSERT_EQ(
+      0, Sh("mkdir -p " + Q(dir + "/found") + " " + Q(dir + "/none") +
+                " && cp " + Q(src + "heldout.fbs") + " " +
+                Q(src + "heldout_live.c") + " " + Q(dir) + " && cd " + Q(dir) +
+                " && " + Q(prefix_ + "/bin/capsa-idl") + " heldout.fbs .",
+            &out))
+      << out;
+  std::string flags =
+      Pc("--cflags --libs capsa") + " -Wl,-rpath," + prefix_ + "/lib";
+  for (const char *variant : {"heldout_live", "heldout_fixed"}) {
+    std::string def =
+        std::string(variant) == "heldout_fixed" ? " -DHELDOUT_FIXED" : "";
+    ASSERT_EQ(0, Sh("cd " + Q(dir) +
+                        " && clang -g -fsanitize=address -Wall "
+                        "-Werror" +
+                        def + " heldout_live.c heldout.capsa.c " + flags +
+                        " -o " + variant,
+                    &out))
+        << out;
+  }
+  int rc = Sh("cd " + Q(dir) +
+                  " && timeout 120 ./heldout_live --seconds 60 "
+                  "--stop-after-unique 1 --out found",
+              &out);
+  EXPECT_EQ(1, rc) << out;
+  EXPECT_NE(std::string::npos, out.find("global-buffer-overflow")) << out;
+  EXPECT_NE(std::string::npos, out.find("reproducer saved: found/crash-"))
+      << out;
+  std::string repro;
+  ASSERT_EQ(0, Sh("cd " + Q(dir) + " && ls found/crash-*.repro", &repro))
+      << repro;
+  repro = Lines(repro)[0];
+  // Replayed: the same records in their order reach the same stack.
+  rc = Sh("cd " + Q(dir) + " && timeout 60 ./heldout_live --replay " + Q(repro),
+          &out);
+  EXPECT_EQ(1, rc) << out;
+  EXPECT_NE(std::string::npos, out.find("replay: same stack as the saved"))
+      << out;
+  // The control: the same campaign against the fixed handler.
+  rc = Sh(
+      "cd " + Q(dir) + " && timeout 60 ./heldout_fixed --seconds 4 --out none",
+      &out);
+  EXPECT_EQ(0, rc) << out;
+  EXPECT_NE(std::string::npos, out.find("host survived")) << out;
+  EXPECT_NE(0, Sh("ls " + Q(dir + "/none") + "/*.repro", &out)) << out;
+}
+
+// The convert example's host (host/examples/convert_fuzz.c): its reply
+// handler trusts the schema's errno range, and the fuzzing renderers'
+// answers to its real requests reach it. Shared with ASan: found in the
+// handler and replayed (on_ready runs again for the replaying renderer, so
+// the recorded reply meets a request); static, with the check: clean, and
+// bad flags name themselves.
+TEST_F(Sdk, LiveFuzzerDrivesTheConvertHostsRequestsSharedAndStatic) {
+  std::string out;
+  ASSERT_EQ(0, Sh("command -v flatc && command -v clang", &out))
+      << "flatc and clang (./dev setup)";
+  std::string dir = tmp_.path + "/live_convert", gen = dir + "/gen";
+  ASSERT_EQ(
+      0,
+      Sh("mkdir -p " + Q(dir + "/found") + " && cp " +
+             Q(kRoot + "/host/examples/convert_fuzz.c") + " " +
+             Q(kRoot + "/host/examples/convert.fbs") + " " + Q(dir) + " && " +
+             Q(prefix_ + "/bin/capsa-idl") + " " + Q(dir + "/convert.fbs") +
+             " " + Q(gen + "/host/examples") + " host/examples/convert.capsa.h",
+         &out))
+      << out;
+  std::string srcs = "convert_fuzz.c -I" + Q(gen) + " " +
+                     Q(gen + "/host/examples/convert.capsa.c") + " ";
+  ASSERT_EQ(0, Sh("cd " + Q(dir) +
+                      " && clang -g -fsanitize=address -Wall "
+                      "-Werror " +
+                      srcs + Pc("--cflags --libs capsa") + " -Wl,-rpath," +
+                      prefix_ + "/lib -o convert_fuzz",
+                  &out))
+      << out;
+  ASSERT_EQ(
+      0, Sh("cd " + Q(dir) + " && cc -Wall -Werror -DCONVERT_CHECKED " + srcs +
+                Pc("--cflags --libs capsa-static") + " -o convert_checked",
+            &out))
+      << out;
+  int rc = Sh("cd " + Q(dir) +
+                  " && timeout 120 ./convert_fuzz --seconds 60 "
+                  "--stop-after-unique 1 --out found",
+              &out);
+  EXPECT_EQ(1, rc) << out;
+  EXPECT_NE(std::string::npos, out.find("on_converted")) << out;
+  std::string repro;
+  ASSERT_EQ(0, Sh("cd " + Q(dir) + " && ls found/*.repro", &repro)) << repro;
+  repro = Lines(repro)[0];
+  rc = Sh("cd " + Q(dir) + " && timeout 60 ./convert_fuzz --replay " + Q(repro),
+          &out);
+  EXPECT_EQ(1, rc) << out;
+  EXPECT_NE(std::string::npos, out.find("replay: same stack as the saved"))
+      << out;
+  rc =
+      Sh("cd " + Q(dir) + " && timeout 60 ./convert_checked --seconds 3", &out);
+  EXPECT_EQ(0, rc) << out;
+  EXPECT_NE(std::string::npos, out.find("host survived")) << out;
+  EXPECT_EQ(std::string::npos, out.find("records received 0 ")) << out;
+  rc = Sh("cd " + Q(dir) + " && ./convert_checked --rounds 0", &out);
+  EXPECT_EQ(2, rc) << out;
+  EXPECT_NE(std::string::npos, out.find("bad --rounds (1..65536) '0'")) << out;
+}
+
 // `capsa-idl --fuzz`: the harness skeleton next to the bindings, one case
 // per message of the schema; it builds with capsa-fuzz's flags as written
 // (-Wall -Wextra -Werror) and runs clean; a second --fuzz leaves the
