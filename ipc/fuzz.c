@@ -351,7 +351,9 @@ static bool wanted(const capsa_interface_t *iface, uint32_t id,
   if (want_id) return id == want_id;
   if (!from) return true;
   const capsa_imessage_t *m = capsa_iface_message(iface, id);
-  return m && (m->from & from) && m->kind != CAPSA_IMSG_RESPONSE;
+  bool responses = (from & CAPSA__FUZZ_RESPONSES) != 0;
+  return m && (m->from & from) &&
+         (m->kind == CAPSA_IMSG_RESPONSE) == responses;
 }
 
 // A fresh message id that `wanted` allows, or 0 when none is.

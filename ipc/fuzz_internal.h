@@ -25,8 +25,10 @@ extern "C" {
 
 // capsa_fuzz_mutate, writing only message `want_id` (0: any) or, with
 // `from` (CAPSA_IFROM_* bits; 0: any), only a message that sender may send
-// unasked (no response). Returns `size` unchanged when the interface has
-// no such message.
+// unasked (no response), or with CAPSA__FUZZ_RESPONSES added only one of
+// its responses. Returns `size` unchanged when the interface has no such
+// message.
+#define CAPSA__FUZZ_RESPONSES 0x100u
 size_t capsa__fuzz_mutate_as(const capsa_interface_t *iface, uint32_t want_id,
                              unsigned from, uint8_t *data, size_t size,
                              size_t max_size, unsigned seed);

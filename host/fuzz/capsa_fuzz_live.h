@@ -54,6 +54,7 @@
 #ifndef CAPSA_HOST_FUZZ_CAPSA_FUZZ_LIVE_H_
 #define CAPSA_HOST_FUZZ_CAPSA_FUZZ_LIVE_H_
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "host/capsa_host.h"
@@ -100,7 +101,63 @@ void capsa_fuzz_live_options_init(capsa_fuzz_live_options_t *o);
 int capsa_fuzz_live_main(int argc, char **argv,
                          const capsa_fuzz_live_options_t *o);
 
+// --- coverage-guided: libFuzzer's process is the host
+
+// One libFuzzer input (`data`, `size` borrowed) against the host `o`
+// describes (borrowed for the process's life; its campaign fields unused):
+// the first call starts that host (a forked zygote, renderers sandboxed as
+// the kind defaults say); each call spawns one renderer that sends the
+// input's messages in order (an answer goes to the host's oldest request
+// it has not answered; none yet: it waits 20 ms for one), lingers 5 ms and
+// exits; the call returns when the host closed it, so the input is the
+// renderer's whole conversation and a saved crash input replays alone.
+// on_ready and on_message run as in a campaign. Returns 0 (libFuzzer's
+// convention); a host that cannot start aborts with the reason.
+int capsa_fuzz_live_one(const capsa_fuzz_live_options_t *o,
+                        const uint8_t *data, size_t size);
+
+// libFuzzer's custom mutator for capsa_fuzz_live_one's inputs: inserts,
+// drops, swaps and changes messages, each within the schema (an unasked
+// event or request, or a response), as <capsa/fuzz.h>'s mutator writes
+// them; now and then libFuzzer's own byte mutations. Returns the new size
+// (<= max_size).
+size_t capsa_fuzz_live_mutate(const capsa_fuzz_live_options_t *o,
+                              uint8_t *data, size_t size, size_t max_size,
+                              unsigned seed);
+
 #pragma GCC visibility pop
+
+// The two libFuzzer entry points for the host that `setup` (a function
+// taking a capsa_fuzz_live_options_t *, already initialised) describes.
+#ifdef __cplusplus
+#define CAPSA__FUZZ_LIVE_EXTERN extern "C"
+#else
+#define CAPSA__FUZZ_LIVE_EXTERN
+#endif
+#define CAPSA_FUZZ_LIVE_TARGET(setup)                                    \
+  static const capsa_fuzz_live_options_t *capsa_fuzz_live_target_(void) { \
+    static capsa_fuzz_live_options_t o;                                  \
+    static int ready;                                                    \
+    if (!ready) {                                                        \
+      capsa_fuzz_live_options_init(&o);                                  \
+      setup(&o);                                                         \
+      ready = 1;                                                         \
+    }                                                                    \
+    return &o;                                                           \
+  }                                                                      \
+  CAPSA__FUZZ_LIVE_EXTERN int LLVMFuzzerTestOneInput(const uint8_t *data, \
+                                                     size_t size);       \
+  CAPSA__FUZZ_LIVE_EXTERN size_t LLVMFuzzerCustomMutator(                \
+      uint8_t *data, size_t size, size_t max_size, unsigned int seed);   \
+  CAPSA__FUZZ_LIVE_EXTERN int LLVMFuzzerTestOneInput(const uint8_t *data, \
+                                                     size_t size) {      \
+    return capsa_fuzz_live_one(capsa_fuzz_live_target_(), data, size);   \
+  }                                                                      \
+  CAPSA__FUZZ_LIVE_EXTERN size_t LLVMFuzzerCustomMutator(                \
+      uint8_t *data, size_t size, size_t max_size, unsigned int seed) {  \
+    return capsa_fuzz_live_mutate(capsa_fuzz_live_target_(), data, size, \
+                                  max_size, seed);                       \
+  }
 
 #ifdef __cplusplus
 }

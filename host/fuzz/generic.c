@@ -9,7 +9,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <stdatomic.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +27,9 @@ enum {
   kSeedWaitMs = 10000,  // the host's Seed comes at READY
   kDefaultRounds = 256,
   kMaxSlots = 64,  // message streams a renderer keeps
+  kMaxAsked = 32,  // a told renderer's unanswered host requests
+  kToldWaitMs = 20,    // for a request an answer in the input is for
+  kToldLingerMs = 5,   // after the last record
   kMaxInput = CAPSA_IPC_MAX_MESSAGE + CAPSA_FUZZ_HEADER +
               CAPSA_IPC_MAX_HANDLES * CAPSA_FUZZ_HANDLE,
 };
@@ -70,10 +76,17 @@ struct slot {
 
 struct fz {
   int ch;
+  bool told;  // sends what the host's input says (capsa__fz_told_main)
   const capsa__fz_generic_t *g;
   uint64_t rng, seq, next_request;
   struct slot slots[kMaxSlots];
   unsigned nslots;
+  // Told: the host's requests not answered yet, oldest first.
+  struct {
+    unsigned iface;
+    uint64_t request_id;
+  } asked[kMaxAsked];
+  unsigned nasked;
   uint8_t wire[CAPSA_IPC_MAX_MESSAGE];
   uint8_t damaged[CAPSA_IPC_MAX_MESSAGE];
 };
@@ -110,25 +123,19 @@ static void close_all(int *fds, uint32_t n) {
     if (fds[i] >= 0) close(fds[i]);
 }
 
-// Sends one message of interface `iface`: the response `id` to
-// `request_id`, or (id 0) an unasked one. 1 sent, 0 nothing to send,
-// -1 the host hung up.
-static int send_one(struct fz *f, unsigned iface, uint32_t id,
-                    uint64_t request_id) {
+// Sends the message that input `in` (`n` bytes, ipc/fuzz.h's layout) of
+// interface `iface` describes: a request gets the next request id, a
+// response answers `request_id`. 1 sent, 0 not sendable (the codec
+// refuses the envelope, a descriptor could not be made), -1 the host hung
+// up.
+static int send_input(struct fz *f, unsigned iface, const uint8_t *in,
+                      size_t n, uint64_t request_id) {
   const capsa_interface_t *it = f->g->ifaces[iface];
-  struct slot *s = slot_of(f, iface, id);
-  if (s == NULL) return 0;
-  for (unsigned k = 0, n = 1 + (unsigned)(next(&f->rng) % 3); k < n; k++)
-    s->len =
-        capsa__fuzz_mutate_as(it, id, id ? 0 : CAPSA_IFROM_RENDERER, s->buf,
-                              s->len, kMaxInput, (unsigned)next(&f->rng));
-  if (s->len == 0) return 0;  // no such message in this interface
   uint32_t mid, nh;
   capsa_handle_t decl[CAPSA_IPC_MAX_HANDLES];
   const uint8_t *payload;
   size_t plen;
-  if (capsa__fuzz_parse(it, s->buf, s->len, &mid, decl, &nh, &payload, &plen) <
-      0)
+  if (capsa__fuzz_parse(it, in, n, &mid, decl, &nh, &payload, &plen) < 0)
     return 0;
   const capsa_imessage_t *im = capsa_iface_message(it, mid);
   if (im == NULL) return 0;
@@ -144,8 +151,9 @@ static int send_one(struct fz *f, unsigned iface, uint32_t id,
     m.flags = CAPSA_MSG_F_RESPONSE;
     m.request_id = request_id;
   }
-  // One message in thirty-two damaged on the wire.
-  if (next(&f->rng) % 32 == 0) {
+  // A campaign's renderer damages one message in thirty-two on the wire;
+  // a told one sends what it was told.
+  if (!f->told && next(&f->rng) % 32 == 0) {
     if (plen > 0 && next(&f->rng) % 2) {
       memcpy(f->damaged, payload, plen);
       f->damaged[next(&f->rng) % plen] ^= (uint8_t)(1u << next(&f->rng) % 8);
@@ -166,17 +174,33 @@ static int send_one(struct fz *f, unsigned iface, uint32_t id,
     close_all(fds, nh);
     return 0;
   }
-  int n = capsa_msg_encode(&m, f->wire, sizeof f->wire);
-  if (n < 0) {  // an envelope the codec refuses: not this one
+  int len = capsa_msg_encode(&m, f->wire, sizeof f->wire);
+  if (len < 0) {  // an envelope the codec refuses: not this one
     close_all(fds, nh);
     return 0;
   }
-  ssize_t sent =
-      capsa_scm_send(f->ch, f->wire, (size_t)n, fds, (int)nh, MSG_NOSIGNAL);
+  ssize_t sent = capsa_scm_send(f->ch, f->wire, (size_t)len, fds, (int)nh,
+                                MSG_NOSIGNAL);
   close_all(fds, nh);
   if (sent < 0) return -1;
   f->seq++;
   return 1;
+}
+
+// Sends one message of interface `iface`: the response `id` to
+// `request_id`, or (id 0) an unasked one, written by the mutator from the
+// last one of its stream. As send_input.
+static int send_one(struct fz *f, unsigned iface, uint32_t id,
+                    uint64_t request_id) {
+  const capsa_interface_t *it = f->g->ifaces[iface];
+  struct slot *s = slot_of(f, iface, id);
+  if (s == NULL) return 0;
+  for (unsigned k = 0, n = 1 + (unsigned)(next(&f->rng) % 3); k < n; k++)
+    s->len = capsa__fuzz_mutate_as(it, id, id ? 0 : CAPSA_IFROM_RENDERER,
+                                   s->buf, s->len, kMaxInput,
+                                   (unsigned)next(&f->rng));
+  if (s->len == 0) return 0;  // no such message in this interface
+  return send_input(f, iface, s->buf, s->len, request_id);
 }
 
 static bool speaks_unasked(const capsa_interface_t *it) {
@@ -222,6 +246,13 @@ static int serve(struct fz *f, int timeout_ms, uint64_t *seed,
     if (!im || im->kind != CAPSA_IMSG_REQUEST || !im->reply ||
         !(m.flags & CAPSA_MSG_F_REQUEST))
       continue;
+    if (f->told) {  // answered when the input says so
+      if (f->nasked < kMaxAsked) {
+        f->asked[f->nasked].iface = m.u.iface.index;
+        f->asked[f->nasked++].request_id = m.request_id;
+      }
+      continue;
+    }
     int r = send_one(f, m.u.iface.index, im->reply, m.request_id);
     if (r < 0) return -1;
     answered += r;
@@ -294,5 +325,61 @@ int capsa__fz_generic_main(int ch, const capsa_sandbox_report_t *sandbox,
       break;  // the host asks nothing more
     }
   }
+  return 0;
+}
+
+// --- told: the input of a coverage-guided run (told.h)
+
+// Waits until the host names this renderer as the input's (its pid: no
+// pid namespace of its own).
+static bool wait_turn(capsa__fz_told_t *in) {
+  pid_t self = getpid();
+  for (int i = 0; i < 600; i++) {
+    int t = atomic_load(&in->target);
+    if (t == self) return true;
+    struct timespec ts = {0, 100 * 1000 * 1000};
+    syscall(SYS_futex, (int *)&in->target, FUTEX_WAIT, t, &ts, NULL, 0);
+  }
+  return false;
+}
+
+int capsa__fz_told_main(int ch, const capsa_sandbox_report_t *sandbox,
+                        void *arg) {
+  static struct fz f;
+  f.ch = ch;
+  f.g = arg;
+  f.told = true;
+  f.seq = 1;
+  f.next_request = 1;
+  capsa__fz_told_t *in = f.g ? f.g->told : NULL;
+  if (in == NULL || f.g->nifaces < 2 || !wait_turn(in)) return 0;
+  if (hello(&f, sandbox) < 0) return 4;
+  const uint8_t *p = in->data;
+  size_t n = in->len < sizeof in->data ? in->len : sizeof in->data;
+  unsigned ni = f.g->nifaces - 1;
+  for (unsigned rec = 0; rec < CAPSA__FZ_TOLD_MAX_RECORDS && n >= 4; rec++) {
+    unsigned iface = p[0] % ni;
+    bool answer = p[1] & 1;
+    size_t len = (size_t)p[2] | (size_t)p[3] << 8;
+    p += 4;
+    n -= 4;
+    if (len > n) len = n;
+    if (serve(&f, 0, NULL, NULL) < 0) return 0;
+    uint64_t request_id = 0;
+    if (answer) {
+      // The request it answers may still be on its way.
+      if (f.nasked == 0 && serve(&f, kToldWaitMs, NULL, NULL) < 0) return 0;
+      if (f.nasked > 0) {
+        request_id = f.asked[0].request_id;
+        memmove(f.asked, f.asked + 1, --f.nasked * sizeof f.asked[0]);
+      }
+    }
+    if (send_input(&f, iface, p, len, request_id) < 0) return 0;
+    p += len;
+    n -= len;
+  }
+  serve(&f, kToldLingerMs, NULL, NULL);
+  // Exiting closes the channel: the host serves what it has, then ends
+  // this renderer.
   return 0;
 }

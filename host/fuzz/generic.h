@@ -24,6 +24,8 @@
 #ifndef CAPSA_HOST_FUZZ_GENERIC_H_
 #define CAPSA_HOST_FUZZ_GENERIC_H_
 
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "host/capsa_host.h"
@@ -33,11 +35,27 @@
 extern "C" {
 #endif
 
+// A coverage-guided run's input (capsa_fuzz_live_one): shared with every
+// process the zygote forks, written by the host before each spawn.
+// `data`: records of u8 interface index (modulo the embedder's count),
+// u8 flags (bit 0: answers the oldest unanswered request of the host),
+// u16 length (little-endian), then that many bytes: one input of
+// <capsa/fuzz.h>'s layout for that interface.
+#define CAPSA__FZ_TOLD_MAX_RECORDS 64
+typedef struct capsa__fz_told {
+  // The renderer the input is for (0: none yet): a spare forked ahead
+  // waits for its pid here, on a futex, before it reads anything.
+  _Atomic int target;
+  size_t len;
+  uint8_t data[1 << 20];
+} capsa__fz_told_t;
+
 typedef struct capsa__fz_generic {
   // The embedder's interfaces, then the driver's own (Seed): the kind's.
   const capsa_interface_t *ifaces[CAPSA_IFACE_MAX_PER_CHANNEL];
   unsigned nifaces;
   char kind[64];
+  capsa__fz_told_t *told;  // capsa__fz_told_main's input
 } capsa__fz_generic_t;
 
 // -EINVAL when `n` leaves no room for the driver's interface or `kind` is
@@ -48,6 +66,14 @@ int capsa__fz_generic_init(capsa__fz_generic_t *g, const char *kind,
 // The renderer (capsa_renderer_entry_fn; arg: the capsa__fz_generic_t).
 int capsa__fz_generic_main(int channel_fd,
                            const capsa_sandbox_report_t *sandbox, void *arg);
+
+// The told renderer (capsa_renderer_entry_fn; arg: the capsa__fz_generic_t
+// with `told` set): waits for its turn, says HELLO, sends the input's
+// records in order (an answer record answers the host's oldest request;
+// none yet: waits kToldWaitMs for one), lingers 5 ms and exits. It answers
+// nothing on its own and damages nothing: the input is all it sends.
+int capsa__fz_told_main(int channel_fd, const capsa_sandbox_report_t *sandbox,
+                        void *arg);
 
 // Sends renderer `r` its Seed (0 or capsa_renderer_send's error).
 int capsa__fz_generic_send_seed(capsa_renderer_t *r, uint64_t seed,
