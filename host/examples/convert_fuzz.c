@@ -10,7 +10,12 @@
 //   ./convert_fuzz --replay crashes/crash-....repro
 //
 // Built with -DCONVERT_CHECKED, the host checks what it trusts below and
-// the campaign finds nothing.
+// the campaign finds nothing. Built with -DCONVERT_FUZZ_GUIDED and
+// capsa-fuzz's flags instead, the same host code is a libFuzzer target:
+//
+//   clang -DCONVERT_FUZZ_GUIDED convert_fuzz.c convert.capsa.c
+//       $(pkg-config --cflags --libs capsa-fuzz) -o convert_fuzz_guided
+//   ./convert_fuzz_guided -max_total_time=60 corpus
 #include <capsa/capsa.h>
 #include <capsa/fuzz_live.h>
 #include <errno.h>
@@ -102,11 +107,21 @@ static void on_ready(capsa_renderer_t *r, void *arg) {
   ask(r);
 }
 
+static void setup(capsa_fuzz_live_options_t *o) {
+  o->interfaces = kConvert;
+  o->ninterfaces = 1;
+  o->on_ready = on_ready;
+}
+
+#ifdef CONVERT_FUZZ_GUIDED
+// Built with capsa-fuzz's flags: libFuzzer's process is this host, each
+// input one renderer's answers (capsa_fuzz_live_one).
+CAPSA_FUZZ_LIVE_TARGET(setup)
+#else
 int main(int argc, char **argv) {
   capsa_fuzz_live_options_t o;
   capsa_fuzz_live_options_init(&o);
-  o.interfaces = kConvert;
-  o.ninterfaces = 1;
-  o.on_ready = on_ready;
+  setup(&o);
   return capsa_fuzz_live_main(argc, argv, &o);
 }
+#endif
