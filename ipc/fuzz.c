@@ -352,8 +352,7 @@ static bool wanted(const capsa_interface_t *iface, uint32_t id,
   if (!from) return true;
   const capsa_imessage_t *m = capsa_iface_message(iface, id);
   bool responses = (from & CAPSA__FUZZ_RESPONSES) != 0;
-  return m && (m->from & from) &&
-         (m->kind == CAPSA_IMSG_RESPONSE) == responses;
+  return m && (m->from & from) && (m->kind == CAPSA_IMSG_RESPONSE) == responses;
 }
 
 // A fresh message id that `wanted` allows, or 0 when none is.

@@ -113,17 +113,16 @@ int capsa_fuzz_live_main(int argc, char **argv,
 // renderer's whole conversation and a saved crash input replays alone.
 // on_ready and on_message run as in a campaign. Returns 0 (libFuzzer's
 // convention); a host that cannot start aborts with the reason.
-int capsa_fuzz_live_one(const capsa_fuzz_live_options_t *o,
-                        const uint8_t *data, size_t size);
+int capsa_fuzz_live_one(const capsa_fuzz_live_options_t *o, const uint8_t *data,
+                        size_t size);
 
 // libFuzzer's custom mutator for capsa_fuzz_live_one's inputs: inserts,
 // drops, swaps and changes messages, each within the schema (an unasked
 // event or request, or a response), as <capsa/fuzz.h>'s mutator writes
 // them; now and then libFuzzer's own byte mutations. Returns the new size
 // (<= max_size).
-size_t capsa_fuzz_live_mutate(const capsa_fuzz_live_options_t *o,
-                              uint8_t *data, size_t size, size_t max_size,
-                              unsigned seed);
+size_t capsa_fuzz_live_mutate(const capsa_fuzz_live_options_t *o, uint8_t *data,
+                              size_t size, size_t max_size, unsigned seed);
 
 #pragma GCC visibility pop
 
@@ -134,29 +133,29 @@ size_t capsa_fuzz_live_mutate(const capsa_fuzz_live_options_t *o,
 #else
 #define CAPSA__FUZZ_LIVE_EXTERN
 #endif
-#define CAPSA_FUZZ_LIVE_TARGET(setup)                                    \
+#define CAPSA_FUZZ_LIVE_TARGET(setup)                                     \
   static const capsa_fuzz_live_options_t *capsa_fuzz_live_target_(void) { \
-    static capsa_fuzz_live_options_t o;                                  \
-    static int ready;                                                    \
-    if (!ready) {                                                        \
-      capsa_fuzz_live_options_init(&o);                                  \
-      setup(&o);                                                         \
-      ready = 1;                                                         \
-    }                                                                    \
-    return &o;                                                           \
-  }                                                                      \
+    static capsa_fuzz_live_options_t o;                                   \
+    static int ready;                                                     \
+    if (!ready) {                                                         \
+      capsa_fuzz_live_options_init(&o);                                   \
+      setup(&o);                                                          \
+      ready = 1;                                                          \
+    }                                                                     \
+    return &o;                                                            \
+  }                                                                       \
   CAPSA__FUZZ_LIVE_EXTERN int LLVMFuzzerTestOneInput(const uint8_t *data, \
-                                                     size_t size);       \
-  CAPSA__FUZZ_LIVE_EXTERN size_t LLVMFuzzerCustomMutator(                \
-      uint8_t *data, size_t size, size_t max_size, unsigned int seed);   \
+                                                     size_t size);        \
+  CAPSA__FUZZ_LIVE_EXTERN size_t LLVMFuzzerCustomMutator(                 \
+      uint8_t *data, size_t size, size_t max_size, unsigned int seed);    \
   CAPSA__FUZZ_LIVE_EXTERN int LLVMFuzzerTestOneInput(const uint8_t *data, \
-                                                     size_t size) {      \
-    return capsa_fuzz_live_one(capsa_fuzz_live_target_(), data, size);   \
-  }                                                                      \
-  CAPSA__FUZZ_LIVE_EXTERN size_t LLVMFuzzerCustomMutator(                \
-      uint8_t *data, size_t size, size_t max_size, unsigned int seed) {  \
-    return capsa_fuzz_live_mutate(capsa_fuzz_live_target_(), data, size, \
-                                  max_size, seed);                       \
+                                                     size_t size) {       \
+    return capsa_fuzz_live_one(capsa_fuzz_live_target_(), data, size);    \
+  }                                                                       \
+  CAPSA__FUZZ_LIVE_EXTERN size_t LLVMFuzzerCustomMutator(                 \
+      uint8_t *data, size_t size, size_t max_size, unsigned int seed) {   \
+    return capsa_fuzz_live_mutate(capsa_fuzz_live_target_(), data, size,  \
+                                  max_size, seed);                        \
   }
 
 #ifdef __cplusplus

@@ -5,12 +5,12 @@
 #include "host/fuzz/generic.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/futex.h>
-#include <stdatomic.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -26,10 +26,10 @@ enum {
   kIdleMs = 2000,       // nothing to send and nothing asked: done
   kSeedWaitMs = 10000,  // the host's Seed comes at READY
   kDefaultRounds = 256,
-  kMaxSlots = 64,  // message streams a renderer keeps
-  kMaxAsked = 32,  // a told renderer's unanswered host requests
-  kToldWaitMs = 20,    // for a request an answer in the input is for
-  kToldLingerMs = 5,   // after the last record
+  kMaxSlots = 64,     // message streams a renderer keeps
+  kMaxAsked = 32,     // a told renderer's unanswered host requests
+  kToldWaitMs = 20,   // for a request an answer in the input is for
+  kToldLingerMs = 5,  // after the last record
   kMaxInput = CAPSA_IPC_MAX_MESSAGE + CAPSA_FUZZ_HEADER +
               CAPSA_IPC_MAX_HANDLES * CAPSA_FUZZ_HANDLE,
 };
@@ -128,8 +128,8 @@ static void close_all(int *fds, uint32_t n) {
 // response answers `request_id`. 1 sent, 0 not sendable (the codec
 // refuses the envelope, a descriptor could not be made), -1 the host hung
 // up.
-static int send_input(struct fz *f, unsigned iface, const uint8_t *in,
-                      size_t n, uint64_t request_id) {
+static int send_input(struct fz *f, unsigned iface, const uint8_t *in, size_t n,
+                      uint64_t request_id) {
   const capsa_interface_t *it = f->g->ifaces[iface];
   uint32_t mid, nh;
   capsa_handle_t decl[CAPSA_IPC_MAX_HANDLES];
@@ -179,8 +179,8 @@ static int send_input(struct fz *f, unsigned iface, const uint8_t *in,
     close_all(fds, nh);
     return 0;
   }
-  ssize_t sent = capsa_scm_send(f->ch, f->wire, (size_t)len, fds, (int)nh,
-                                MSG_NOSIGNAL);
+  ssize_t sent =
+      capsa_scm_send(f->ch, f->wire, (size_t)len, fds, (int)nh, MSG_NOSIGNAL);
   close_all(fds, nh);
   if (sent < 0) return -1;
   f->seq++;
@@ -196,9 +196,9 @@ static int send_one(struct fz *f, unsigned iface, uint32_t id,
   struct slot *s = slot_of(f, iface, id);
   if (s == NULL) return 0;
   for (unsigned k = 0, n = 1 + (unsigned)(next(&f->rng) % 3); k < n; k++)
-    s->len = capsa__fuzz_mutate_as(it, id, id ? 0 : CAPSA_IFROM_RENDERER,
-                                   s->buf, s->len, kMaxInput,
-                                   (unsigned)next(&f->rng));
+    s->len =
+        capsa__fuzz_mutate_as(it, id, id ? 0 : CAPSA_IFROM_RENDERER, s->buf,
+                              s->len, kMaxInput, (unsigned)next(&f->rng));
   if (s->len == 0) return 0;  // no such message in this interface
   return send_input(f, iface, s->buf, s->len, request_id);
 }

@@ -112,8 +112,8 @@ static void setup(const capsa_fuzz_live_options_t *o) {
   }
 }
 
-int capsa_fuzz_live_one(const capsa_fuzz_live_options_t *o,
-                        const uint8_t *data, size_t size) {
+int capsa_fuzz_live_one(const capsa_fuzz_live_options_t *o, const uint8_t *data,
+                        size_t size) {
   if (G.o == NULL) setup(o);
   G.in->len = size < sizeof G.in->data ? size : sizeof G.in->data;
   if (G.in->len) memcpy(G.in->data, data, G.in->len);
@@ -150,8 +150,7 @@ static uint64_t next(uint64_t *s) {  // xorshift64*
   return *s * 0x2545F4914F6CDD1DULL;
 }
 
-static unsigned parse(const uint8_t *d, size_t n, unsigned ni,
-                      struct rec *r) {
+static unsigned parse(const uint8_t *d, size_t n, unsigned ni, struct rec *r) {
   unsigned k = 0;
   while (k < CAPSA__FZ_TOLD_MAX_RECORDS && n >= kHead) {
     size_t len = (size_t)d[2] | (size_t)d[3] << 8;
@@ -166,8 +165,7 @@ static unsigned parse(const uint8_t *d, size_t n, unsigned ni,
 // One record's bytes, mutated (or made, from none) as the schema says:
 // an unasked message or (answer) a response the renderer may send.
 static size_t mutate_one(const capsa_fuzz_live_options_t *o, unsigned iface,
-                         bool answer, uint8_t *buf, size_t len,
-                         uint64_t *s) {
+                         bool answer, uint8_t *buf, size_t len, uint64_t *s) {
   unsigned from = CAPSA_IFROM_RENDERER | (answer ? CAPSA__FUZZ_RESPONSES : 0);
   for (unsigned k = 0, n = 1 + (unsigned)(next(s) % 3); k < n; k++)
     len = capsa__fuzz_mutate_as(o->interfaces[iface], 0, from, buf, len,
@@ -175,9 +173,8 @@ static size_t mutate_one(const capsa_fuzz_live_options_t *o, unsigned iface,
   return len;
 }
 
-size_t capsa_fuzz_live_mutate(const capsa_fuzz_live_options_t *o,
-                              uint8_t *data, size_t size, size_t max_size,
-                              unsigned seed) {
+size_t capsa_fuzz_live_mutate(const capsa_fuzz_live_options_t *o, uint8_t *data,
+                              size_t size, size_t max_size, unsigned seed) {
   static struct rec r[CAPSA__FZ_TOLD_MAX_RECORDS + 1];
   static uint8_t one[kMaxInput], out[1 << 20];
   if (!o || !o->interfaces || o->ninterfaces == 0 || !data) return size;

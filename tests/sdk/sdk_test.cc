@@ -731,6 +731,52 @@ TEST_F(Sdk, LiveFuzzerFromTheInstallFindsTheHeldOutHostBugAndReplaysIt) {
   EXPECT_NE(0, Sh("ls " + Q(dir + "/none") + "/*.repro", &out)) << out;
 }
 
+// Coverage-guided live fuzzing from the install (CAPSA_FUZZ_LIVE_TARGET,
+// capsa-fuzz.pc): libFuzzer's process is the host, with the held-out
+// planted bug in its on_message (tests/fuzz/heldout/heldout_live_fuzz.c);
+// each input is one sandboxed renderer's messages. Found from an empty
+// corpus, the crash input replays alone; the fixed handler runs clean.
+TEST_F(Sdk, GuidedLiveFuzzerFromTheInstallFindsTheHeldOutHostBug) {
+  std::string out;
+  ASSERT_EQ(0, Sh("command -v flatc && command -v clang", &out))
+      << "flatc and clang (./dev setup)";
+  std::string src = kRoot + "/tests/fuzz/heldout/";
+  std::string dir = tmp_.path + "/guided";
+  ASSERT_EQ(0, Sh("mkdir -p " + Q(dir + "/corpus") + " " + Q(dir + "/clean") +
+                      " && cp " + Q(src + "heldout.fbs") + " " +
+                      Q(src + "heldout_live_fuzz.c") + " " + Q(dir) +
+                      " && cd " + Q(dir) + " && " +
+                      Q(prefix_ + "/bin/capsa-idl") + " heldout.fbs .",
+                  &out))
+      << out;
+  std::string flags = Pc("--cflags --libs capsa-fuzz");
+  for (const char *variant : {"guided", "guided_fixed"}) {
+    std::string def =
+        std::string(variant) == "guided_fixed" ? " -DHELDOUT_FIXED" : "";
+    ASSERT_EQ(0, Sh("cd " + Q(dir) + " && clang -Wall -Werror" + def +
+                        " heldout_live_fuzz.c heldout.capsa.c " + flags +
+                        " -o " + variant,
+                    &out))
+        << out;
+  }
+  int rc = Sh("cd " + Q(dir) +
+                  " && timeout 120 ./guided -max_total_time=60 -seed=1 corpus",
+              &out);
+  EXPECT_NE(0, rc) << out;
+  EXPECT_NE(std::string::npos, out.find("global-buffer-overflow")) << out;
+  EXPECT_NE(std::string::npos, out.find("in on_message")) << out;
+  std::string crash;
+  ASSERT_EQ(0, Sh("cd " + Q(dir) + " && ls crash-*", &crash)) << crash;
+  crash = Lines(crash)[0];
+  EXPECT_NE(0,
+            Sh("cd " + Q(dir) + " && timeout 60 ./guided " + Q(crash), &out));
+  EXPECT_NE(std::string::npos, out.find("global-buffer-overflow")) << out;
+  rc = Sh("cd " + Q(dir) +
+              " && timeout 60 ./guided_fixed -max_total_time=4 -seed=1 clean",
+          &out);
+  EXPECT_EQ(0, rc) << out.substr(out.size() > 4000 ? out.size() - 4000 : 0);
+}
+
 // The convert example's host (host/examples/convert_fuzz.c): its reply
 // handler trusts the schema's errno range, and the fuzzing renderers'
 // answers to its real requests reach it. Shared with ASan: found in the
