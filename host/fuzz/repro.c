@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "ipc/codec.h"
 #include "ipc/ipc_dump.h"
 
 // --- reproducers in memory
@@ -378,9 +379,30 @@ int capsa__fz_repro_subset(const capsa__fz_repro_t *src, const bool *keep,
   int map[CAPSA__FZ_MAX_CHANNELS];
   for (unsigned c = 0; c < CAPSA__FZ_MAX_CHANNELS; c++) map[c] = -1;
   struct builder b = {0};
+  // Records dropped so far per (source) channel: the later ones' sequence
+  // numbers move down by as many, so that a subset is still in order
+  // where the original was (a record sent out of order stays out of order
+  // by as much). Records that do not decode go as they are.
+  uint32_t gone[CAPSA__FZ_MAX_CHANNELS] = {0};
+  static uint8_t again[CAPSA_IPC_MAX_MESSAGE];
   for (size_t i = 0; i < src->nrec; i++) {
-    if (keep && !keep[i]) continue;
+    if (keep && !keep[i]) {
+      if (src->rec[i].channel < CAPSA__FZ_MAX_CHANNELS)
+        gone[src->rec[i].channel]++;
+      continue;
+    }
     capsa__fz_rec_t x = src->rec[i];
+    capsa_msg_t m;
+    if (x.channel < CAPSA__FZ_MAX_CHANNELS && gone[x.channel] &&
+        capsa_msg_decode(x.data, x.len, &m, NULL, 0) == 0 &&
+        m.seq > gone[x.channel]) {
+      m.seq -= gone[x.channel];
+      int n = capsa_msg_encode(&m, again, sizeof again);
+      if (n > 0 && n <= UINT16_MAX) {
+        x.data = again;
+        x.len = (uint16_t)n;
+      }
+    }
     if (map[x.channel] < 0) {
       map[x.channel] = (int)dst->nch;
       dst->flags[dst->nch++] = src->flags[x.channel];
