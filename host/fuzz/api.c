@@ -108,6 +108,7 @@ int capsa_fuzz_live_main(int argc, char **argv,
   lo.parallel = o->parallel ? o->parallel : 2;
   lo.rounds = o->rounds ? o->rounds : 256;
   lo.stop_after_unique = o->stop_after_unique;
+  lo.stop_after_failures = o->stop_after_failures;
   lo.out_dir = o->out_dir ? o->out_dir : ".";
   lo.prog = prog;
   capsa__fz_args_t a;

@@ -8,7 +8,8 @@
 
 static const char kUsage[] =
     "[--seconds N] [--seed S] [--hang-seconds N] [--out DIR]\n"
-    "       [--stop-after-unique N] [--parallel N] [--rounds N]\n"
+    "       [--stop-after-unique N] [--stop-after-failures N]\n"
+    "       [--parallel N] [--rounds N]\n"
     "       %s --replay FILE\n"
     "       %s --minimize FILE [--seconds N]";
 
@@ -62,6 +63,10 @@ int capsa__fz_args_parse(int argc, char **argv, const char *prog,
       if (!number(v, 1, 64, &n))
         return usage_error(prog, "bad --stop-after-unique (1..64)", v);
       o->stop_after_unique = (unsigned)n;
+    } else if (strcmp(f, "--stop-after-failures") == 0) {
+      if (!number(v, 1, 100000, &n))
+        return usage_error(prog, "bad --stop-after-failures (1..100000)", v);
+      o->stop_after_failures = (unsigned)n;
     } else if (strcmp(f, "--hang-seconds") == 0) {
       if (!number(v, 1, 3600, &n))
         return usage_error(prog, "bad --hang-seconds (1..3600)", v);

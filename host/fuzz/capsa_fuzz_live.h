@@ -81,13 +81,14 @@ typedef struct capsa_fuzz_live_options {
   void (*on_message)(capsa_renderer_t *r, const capsa_msg_t *m, void *arg);
   void *arg;
   // The campaign; each is also a flag of capsa_fuzz_live_main's argv.
-  uint64_t seed;               // --seed (default 1)
-  unsigned seconds;            // --seconds (default 60)
-  unsigned hang_seconds;       // --hang-seconds: no progress (default 15)
-  unsigned parallel;           // --parallel: renderers at a time (2)
-  unsigned rounds;             // --rounds: messages per renderer (256)
-  unsigned stop_after_unique;  // --stop-after-unique N (0: run `seconds`)
-  const char *out_dir;         // --out: reproducers (default ".")
+  uint64_t seed;                 // --seed (default 1)
+  unsigned seconds;              // --seconds (default 60)
+  unsigned hang_seconds;         // --hang-seconds: no progress (default 15)
+  unsigned parallel;             // --parallel: renderers at a time (2)
+  unsigned rounds;               // --rounds: messages per renderer (256)
+  unsigned stop_after_unique;    // --stop-after-unique N (0: run `seconds`)
+  unsigned stop_after_failures;  // --stop-after-failures N (0: no bound)
+  const char *out_dir;           // --out: reproducers (default ".")
 } capsa_fuzz_live_options_t;
 
 // Defaults as above; interfaces and handlers empty.

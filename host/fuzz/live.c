@@ -518,6 +518,10 @@ int capsa__fz_live_campaign(const capsa__fz_live_options_t *opt) {
         break;
       }
     }
+    if (opt->stop_after_failures && failures >= opt->stop_after_failures) {
+      fprintf(stderr, "%s: %u failures: stopping\n", prog(), failures);
+      break;
+    }
     if (fruitless >= 3) {
       fprintf(stderr,
               "%s: the worker fails before it fuzzes: "

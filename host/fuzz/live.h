@@ -63,6 +63,8 @@ typedef struct capsa__fz_live_options {
   // found (0: run for `seconds`): a bound by findings, not by time, for
   // slow machines (an emulated kernel runs a few renderers a second).
   unsigned stop_after_unique;
+  // End it after this many failures, the same stack or not (0: no bound).
+  unsigned stop_after_failures;
   const char *out_dir;  // reproducers (default ".")
   const char *prog;     // messages begin "PROG: " (default "capsa fuzz")
 } capsa__fz_live_options_t;

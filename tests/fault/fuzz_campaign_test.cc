@@ -162,10 +162,10 @@ TEST(FuzzCampaign, HostCrashIsAFailureWithAReproducerThatCrashes) {
   char dir[] = "/tmp/capsa-fuzz-crash-XXXXXX";
   ASSERT_NE(nullptr, mkdtemp(dir));
   int st = -1;
-  std::string out =
-      RunCommand(std::string("cd ") + dir + " && CAPSA_FUZZ_INJECT=crash " +
-                     Capsa() + " fuzz --seconds 6 --seed 3",
-                 &st);
+  std::string out = RunCommand(
+      std::string("cd ") + dir + " && CAPSA_FUZZ_INJECT=crash " + Capsa() +
+          " fuzz --seconds 120 --stop-after-failures 2 --seed 3",
+      &st);
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << out;
   // A signal, or under ASan its report and exit code.
   EXPECT_TRUE(
