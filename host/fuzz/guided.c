@@ -214,8 +214,10 @@ size_t capsa_fuzz_live_mutate(const capsa_fuzz_live_options_t *o, uint8_t *data,
     struct rec t = r[at];
     r[at] = r[b];
     r[b] = t;
-  } else if (op == 6) {  // answer, or not
-    r[at].answer = !r[at].answer;
+  } else if (op == 6) {  // an answer in place of an unasked one, or back
+    onelen = mutate_one(o, r[at].iface, !r[at].answer, one, 0, &s);
+    if (onelen == 0) return size;  // the interface has no such message
+    r[at] = (struct rec){r[at].iface, !r[at].answer, one, onelen};
   } else {  // change one message within its schema
     memcpy(one, r[at].p, r[at].len);
     onelen = mutate_one(o, r[at].iface, r[at].answer, one, r[at].len, &s);
