@@ -4,33 +4,59 @@
 // its interfaces from their generated descriptors; a host crash, sanitizer
 // report or hang is a failure, saved with the exact messages it received.
 //
+//   #include <capsa/capsa.h>
 //   #include <capsa/fuzz_live.h>
-//   #include "convert.capsa.h"
+//   #include "host/examples/convert.capsa.h"  // capsa-idl convert.fbs
 //
 //   static const capsa_interface_t *const kSpeaks[] = {
 //       &capsa_example_convert_interface};
 //
-//   // The host's side of a conversation: ask each renderer for a
-//   // conversion; its (fuzzed) answers reach on_converted.
+//   // The code under test: the host's reply handler, as in its real host.
 //   static void on_converted(capsa_renderer_t *r, int status,
 //                            capsa_msg_t *reply, void *arg) {
-//     (void)r, (void)status, (void)reply, (void)arg;  // the code under test
+//     (void)r, (void)arg;
+//     if (status == 0 && reply->type == CAPSA_MSG_INTERFACE) {
+//       const capsa_example_convert_converted_t *c = reply->u.iface.value;
+//       (void)c;  // ... what the host does with c->status, c->out_size ...
+//     }
 //   }
+//   // The host's side of the conversation: a request with its two regions,
+//   // which the fuzzing renderer answers.
 //   static void on_ready(capsa_renderer_t *r, void *arg) {
 //     (void)arg;
-//     capsa_example_convert_convert_t c;
-//     capsa_example_convert_convert_init(&c);
-//     (void)c;  // ... regions and fields as the real host makes them ...
-//     (void)r, (void)on_converted;  // capsa_renderer_request(r, ...)
+//     capsa_shm_region_t in, out;
+//     if (capsa_shm_create(64, "in", CAPSA_SHM_CREATOR_WRITES, &in) < 0)
+//       return;
+//     if (capsa_shm_unmap(&in) < 0 ||
+//         capsa_shm_create(64, "out", CAPSA_SHM_PEER_WRITES, &out) < 0) {
+//       capsa_shm_close(&in);
+//       return;
+//     }
+//     capsa_rights_t ro, rw;
+//     capsa_rights_init(&ro, CAPSA_CAP_READ, CAPSA_CAP_MMAP_R,
+//     CAPSA_CAP_FSTAT); capsa_rights_init(&rw, CAPSA_CAP_READ, CAPSA_CAP_WRITE,
+//                       CAPSA_CAP_MMAP_RW, CAPSA_CAP_FSTAT);
+//     capsa_example_convert_convert_t q;
+//     capsa_example_convert_convert_init(&q);
+//     capsa_msg_t m;
+//     capsa_msg_init_iface(&m, &capsa_example_convert_interface,
+//                          CAPSA_EXAMPLE_CONVERT_CONVERT, &q);
+//     q.input = capsa_msg_add_handle(&m, capsa_shm_release_fd(&in),
+//                                    CAPSA_HANDLE_SHM, &ro, in.size, false);
+//     q.output = capsa_msg_add_handle(&m, dup(out.fd), CAPSA_HANDLE_SHM, &rw,
+//                                     out.size, true);
+//     capsa_shm_close(&out);
+//     if (capsa_renderer_request(r, &m, 5000, on_converted, NULL) < 0)
+//       capsa_msg_close_handles(&m);  // a failed send leaves them ours
 //   }
 //
-//   int main(int argc, char **argv) {
+//   int main(int argc, char **argv) {  // --seconds N, --replay FILE, ...
 //     capsa_fuzz_live_options_t o;
 //     capsa_fuzz_live_options_init(&o);
 //     o.interfaces = kSpeaks;
 //     o.ninterfaces = 1;
 //     o.on_ready = on_ready;
-//     return capsa_fuzz_live_main(argc, argv, &o);  // --seconds, --replay...
+//     return capsa_fuzz_live_main(argc, argv, &o);
 //   }
 //
 // What the renderers send, per renderer a long sequence (o.rounds): each

@@ -127,8 +127,8 @@ TEST(FuzzLiveMutate, WritesRecordsOfMessagesARendererMaySend) {
       capsa_handle_t h[CAPSA_IPC_MAX_HANDLES];
       const uint8_t *payload;
       size_t plen;
-      ASSERT_EQ(0, capsa__fuzz_parse(kSpeaks[0], buf.data() + at + 4, len,
-                                     &id, h, &nh, &payload, &plen));
+      ASSERT_EQ(0, capsa__fuzz_parse(kSpeaks[0], buf.data() + at + 4, len, &id,
+                                     h, &nh, &payload, &plen));
       const capsa_imessage_t *m = capsa_iface_message(kSpeaks[0], id);
       ASSERT_NE(nullptr, m);
       EXPECT_TRUE(m->from & CAPSA_IFROM_RENDERER) << m->name;
