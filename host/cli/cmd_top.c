@@ -8,9 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "demos/gzip/gzip_renderer.h"
+#include "demos/page/page_renderer.h"
 #include "host/capsa_host.h"
 #include "host/cli/commands.h"
-#include "renderer/kinds.h"
 #include "renderer/runtime.h"
 
 #define TOP_USAGE "[-n COUNT] [--interval MS]"

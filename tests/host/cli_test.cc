@@ -188,7 +188,7 @@ TEST_F(CliTest, DoctorJsonSaysWhatTheTextSays) {
 }
 
 TEST_F(CliTest, RenderWritesAPng) {
-  std::string md = capsa_test::SourceFile("renderer/samples/page.md");
+  std::string md = capsa_test::SourceFile("demos/page/samples/page.md");
   ASSERT_TRUE(capsa_test::Present(md));
   std::string png = dir_ + "/page.png", out = dir_ + "/out";
   ASSERT_EQ(0, Sh(Capsa() + " render '" + md + "' -o '" + png +

@@ -16,13 +16,13 @@
 
 #include <gtest/gtest.h>
 
+#include "demos/gzip/gzip.h"
+#include "demos/page/page.h"
+#include "demos/page/page_fixture.h"
 #include "host/png_writer.h"
-#include "renderer/gzip/gzip.h"
-#include "renderer/page/page.h"
 #include "sandbox/capmode.h"
 #include "sandbox/memfd.h"
 #include "tests/harness/child.h"
-#include "tests/workloads/page_fixture.h"
 #include "tests/workloads/test_util.h"
 
 using capsa_workloads::Fonts;
