@@ -25,6 +25,7 @@ struct gzip_ctx {
   int level;
   int in_fd, out_fd;
   size_t in_len, out_cap;
+  uint64_t out_size;  // Result.out_size, checked against out_cap
 };
 
 // A memfd holding exactly `len` bytes of `data`, then sealed read-only for
@@ -59,7 +60,7 @@ static void gzip_reply(capsa_renderer_t *r, int status, capsa_msg_t *reply,
                          "renderer claims more output than its region");
     return;
   }
-  job->out_size = res->out_size;
+  g->out_size = res->out_size;
   capsa_cli_job_finish(job, 0, "ok");
 }
 
@@ -103,7 +104,7 @@ int capsa_cli_gzip(struct capsa_cli_host *h, uint32_t op, int level,
   job->kind = "gzip";
   *out = NULL;
   *out_len = 0;
-  struct gzip_ctx g = {op, level, -1, -1, in_len, 0};
+  struct gzip_ctx g = {op, level, -1, -1, in_len, 0, 0};
   if (op == CAPSA_GZIP_OP_COMPRESS)
     g.out_cap = in_len + in_len / 8 + 65536;
   else
@@ -122,14 +123,14 @@ int capsa_cli_gzip(struct capsa_cli_host *h, uint32_t op, int level,
   job->on_ready = gzip_ready;
   err = capsa_cli_run_job(h, capsa_cli_host_kind(h, "gzip"), job, 180000);
   if (err == 0) {
-    *out = malloc(job->out_size ? job->out_size : 1);
+    *out = malloc(g.out_size ? g.out_size : 1);
     size_t got = 0;
-    while (*out && got < job->out_size) {
-      ssize_t n = pread(g.out_fd, *out + got, job->out_size - got, (off_t)got);
+    while (*out && got < g.out_size) {
+      ssize_t n = pread(g.out_fd, *out + got, g.out_size - got, (off_t)got);
       if (n <= 0) break;
       got += (size_t)n;
     }
-    if (!*out || got != job->out_size) {
+    if (!*out || got != g.out_size) {
       free(*out);
       *out = NULL;
       err = -EIO;

@@ -52,8 +52,10 @@ int capsa_cmd_render(int argc, char **argv) {
   int err = capsa_cli_host_open(&h, &kind, 1, true);
   struct capsa_cli_job job;
   memset(&job, 0, sizeof job);
+  uint32_t frame_w = 0, frame_h = 0;
   if (err == 0) {
-    err = capsa_cli_render(&h, md, (uint32_t)width, png, &job);
+    err = capsa_cli_render(&h, md, (uint32_t)width, png, &frame_w, &frame_h,
+                           &job);
     capsa_cli_host_close(&h);
   }
   close(md);
@@ -71,6 +73,6 @@ int capsa_cmd_render(int argc, char **argv) {
     unlink(out);
     return 1;
   }
-  printf("%s: %dx%d\n", out, job.frame_w, job.frame_h);
+  printf("%s: %ux%u\n", out, frame_w, frame_h);
   return 0;
 }

@@ -30,6 +30,7 @@ struct render_ctx {
   uint32_t width;
   int png_fd;
   capsa_frames_host_t chain;  // the renderer draws, we read in place
+  uint32_t frame_w, frame_h;  // the Frame's size
 };
 
 static void render_ready(struct capsa_cli_job *job) {
@@ -91,9 +92,8 @@ static void render_message(struct capsa_cli_job *job, capsa_msg_t *m) {
   // capsa_frames_host_present against our own state. A renderer that lies
   // about its frame is a bad message, ended as one.
   const capsa_demo_page_frame_t *f = m->u.iface.value;
-  job->frame_w = (int)f->width;
-  job->frame_h = (int)f->height;
-  job->frame_stride = (int)f->stride;
+  c->frame_w = f->width;
+  c->frame_h = f->height;
   capsa_frame_desc_t d = {.seq = f->frame_id,
                           .buffer = f->buffer,
                           .width = f->width,
@@ -129,14 +129,15 @@ static void render_message(struct capsa_cli_job *job, capsa_msg_t *m) {
 }
 
 int capsa_cli_render(struct capsa_cli_host *h, int md_fd, uint32_t width,
-                     int png_fd, struct capsa_cli_job *job) {
+                     int png_fd, uint32_t *frame_w, uint32_t *frame_h,
+                     struct capsa_cli_job *job) {
   memset(job, 0, sizeof *job);
   job->kind = "page";
   struct stat st;
   if (fstat(md_fd, &st) < 0) return -errno;
   if (!S_ISREG(st.st_mode)) return -EINVAL;
   struct render_ctx c = {
-      md_fd, (size_t)st.st_size, width, png_fd, {.held = -1}};
+      md_fd, (size_t)st.st_size, width, png_fd, {.held = -1}, 0, 0};
   // One frame at most; the chain's other buffers are for a renderer that
   // draws again (untouched pages of a memfd cost nothing).
   int err = capsa_frames_host_init(&c.chain, CAPSA_FRAMES_DEFAULT_BUFFERS,
@@ -148,6 +149,8 @@ int capsa_cli_render(struct capsa_cli_host *h, int md_fd, uint32_t width,
   err = capsa_cli_run_job(h, capsa_cli_host_kind(h, "page"), job, 60000);
   capsa_frames_host_close(&c.chain);
   job->ctx = NULL;
+  if (frame_w) *frame_w = c.frame_w;
+  if (frame_h) *frame_h = c.frame_h;
   return err;
 }
 
@@ -191,16 +194,17 @@ static int demo(struct capsa_cli_host *h, struct capsa_cli_demo *d) {
   // Initialised here: capsa_cli_render() is not called when a file cannot
   // be opened, and the row is printed either way.
   struct capsa_cli_job job = {.kind = "page"};
+  uint32_t w = 0, fh = 0;
   int mdfd = d->sample ? open(d->sample, O_RDONLY | O_CLOEXEC) : -1;
   int pngfd = open(png, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  int err = mdfd < 0 || pngfd < 0 ? (errno ? -errno : -ENOENT)
-                                  : capsa_cli_render(h, mdfd, 800, pngfd, &job);
+  int err = mdfd < 0 || pngfd < 0
+                ? (errno ? -errno : -ENOENT)
+                : capsa_cli_render(h, mdfd, 800, pngfd, &w, &fh, &job);
   if (mdfd >= 0) close(mdfd);
   if (pngfd >= 0) close(pngfd);
   char outcome[256];
   if (err == 0)
-    snprintf(outcome, sizeof outcome, "ok: %dx%d page.png", job.frame_w,
-             job.frame_h);
+    snprintf(outcome, sizeof outcome, "ok: %ux%u page.png", w, fh);
   else
     snprintf(outcome, sizeof outcome, "FAILED: %s",
              job.outcome[0] ? job.outcome : strerror(-err));

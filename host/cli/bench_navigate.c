@@ -140,7 +140,7 @@ static void page_rows_close(struct page_rows *p) {
 static int page_one(struct page_rows *p, bool warm, double *us) {
   struct capsa_cli_job job;
   int err = capsa_cli_render(warm ? &p->warm : &p->cold, p->md_fd, 320,
-                             p->null_fd, &job);
+                             p->null_fd, NULL, NULL, &job);
   *us = job.ms * 1000.0;
   if (err < 0) {  // what the renderer said, for the row's error line
     fprintf(stderr, "capsa bench navigate: page%s: %s\n",

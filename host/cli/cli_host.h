@@ -101,9 +101,6 @@ struct capsa_cli_job {
   capsa_host_event_type_t last_event;
   double ms;  // spawn to answer
   bool closed;
-  // Kind-specific.
-  uint64_t out_size;
-  int frame_w, frame_h, frame_stride;
   // The last CAPSA_CLI_MAX_LOGS LOG lines (malloc'd, already escaped by
   // the host), oldest first; logs_dropped counts the earlier ones let go.
   char **logs;
@@ -111,7 +108,7 @@ struct capsa_cli_job {
   size_t logs_dropped;
   void (*on_ready)(struct capsa_cli_job *job);
   void (*on_message)(struct capsa_cli_job *job, capsa_msg_t *m);
-  void *ctx;
+  void *ctx;  // the kind's job state (demos/<kind>/<kind>_demo.c)
 };
 
 // A bounded tail: a renderer that logs without end costs the CLI at most
