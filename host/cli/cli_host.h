@@ -34,11 +34,12 @@ struct capsa_cli_demo {
   char footer[PATH_MAX + 64];  // printed after the table (a kind appends)
 };
 
-// A demo renderer kind, as the CLI knows it: one row of the table in
-// demos/demos.c (capsa__demo_kinds), defined in the kind's own folder
+// A demo renderer kind, as the CLI knows it: one row of the table
+// capsa__demo_kinds (demos/demos.h; made from the list in demos/BUILD.gn),
+// defined in the kind's own folder as capsa__demo_<kind>
 // (demos/<kind>/<kind>_demo.c, which also registers the kind with
-// CAPSA_RENDERER_KIND). The host side loops over the rows: kinds defined,
-// commands listed, demo rows run.
+// CAPSA_RENDERER_KIND). The CLI loops over the rows: kinds defined,
+// commands listed, `capsa demo` rows run.
 struct capsa_demo_kind {
   const char *name;  // the kind's name (capsa_kind_options_t.name)
   capsa_renderer_entry_fn entry;
