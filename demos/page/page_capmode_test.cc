@@ -1,36 +1,32 @@
-// The workloads inside capability mode, as a renderer runs them: everything
-// they touch is handed in before capsa_cap_enter() (fonts and Markdown as
-// read-only sealed memory, the frame as a shared region, gzip's input
-// read-only and output write-only). With CAPSA_TRACE=1 every refused syscall
-// would print a violation line: the tests capture stderr and require none,
-// so FreeType, cmark and zlib need nothing capability mode refuses.
-#include <errno.h>
+// The page workload inside capability mode, as a renderer runs it:
+// everything it touches is handed in before capsa_cap_enter() (fonts and
+// Markdown as read-only sealed memory, the frame as a shared region). With
+// CAPSA_TRACE=1 every refused syscall would print a violation line: the
+// test captures stderr and requires none, so FreeType and cmark need
+// nothing capability mode refuses.
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "demos/gzip/gzip.h"
 #include "demos/page/page.h"
 #include "demos/page/page_fixture.h"
 #include "host/png_writer.h"
 #include "sandbox/capmode.h"
 #include "sandbox/memfd.h"
 #include "tests/harness/child.h"
+#include "tests/workloads/capmode_util.h"
 #include "tests/workloads/test_util.h"
 
 using capsa_workloads::Fonts;
 using capsa_workloads::ReadFd;
-using capsa_workloads::ReadFile;
 using capsa_workloads::SampleMarkdown;
-using capsa_workloads::TempDir;
-using capsa_workloads::WriteFile;
+using capsa_workloads::SkipWithoutCapmode;
+using capsa_workloads::TraceCapture;
 
 namespace {
 
@@ -55,31 +51,6 @@ struct RoRegion {
   const char *ptr = nullptr;
   size_t size = 0;
 };
-
-// Sends stderr to a memfd and turns on violation tracing; Violations()
-// returns what was traced. Must be set up before capsa_cap_enter().
-struct TraceCapture {
-  TraceCapture() {
-    fd = memfd_create("trace", MFD_CLOEXEC);
-    saved = dup(2);
-    if (fd >= 0) dup2(fd, 2);
-    setenv("CAPSA_TRACE", "1", 1);
-  }
-  std::string Violations() {
-    fflush(stderr);
-    std::string all;
-    if (fd >= 0 && lseek(fd, 0, SEEK_SET) == 0) ReadFd(fd, &all);
-    dup2(saved, 2);  // dup2 onto a held fd: allowed in capability mode
-    return all;
-  }
-  int fd = -1, saved = -1;
-};
-
-void SkipWithoutCapmode() {
-  capsa_capmode_report rep;
-  ASSERT_EQ(0, capsa_capmode_default_report(&rep));
-  if (!rep.complete) GTEST_SKIP() << "capability mode incomplete here";
-}
 
 TEST(CapmodeWorkloads, PageRendersIdenticallyInCapabilityMode) {
   CAPSA_EXPECT_CHILD_OK_T(
@@ -148,64 +119,6 @@ TEST(CapmodeWorkloads, PageRendersIdenticallyInCapabilityMode) {
         EXPECT_EQ(0, png.compare(0, 8, "\x89PNG\r\n\x1a\n"));
       }),
       60000);
-}
-
-// Runs compress or gunzip in capability mode from a read-only input to a
-// write-only output, both opened before entry.
-void GzipInCapmode(bool compress, const std::string &in, const std::string &out,
-                   int expect) {
-  CAPSA_EXPECT_CHILD_OK_T(
-      ([&] {
-        SkipWithoutCapmode();
-        if (::testing::Test::IsSkipped()) return;
-        int i = open(in.c_str(), O_RDONLY | O_CLOEXEC);
-        int o =
-            open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        ASSERT_GE(i, 0);
-        ASSERT_GE(o, 0);
-        TraceCapture trace;
-        ASSERT_EQ(0, capsa_cap_enter());
-        capsa_gzip_stats st;
-        int rc = compress ? capsa_gzip_compress(i, o, nullptr, &st)
-                          : capsa_gunzip(i, o, nullptr, &st);
-        EXPECT_EQ(expect, rc);
-        // The sandbox holds: the output path cannot be reopened.
-        EXPECT_EQ(-1, open(out.c_str(), O_RDONLY));
-        EXPECT_EQ(ECAPMODE, errno);
-        std::string violations = trace.Violations();
-        // The one deliberate violation above is the only one.
-        EXPECT_EQ(1u, std::count(violations.begin(), violations.end(), '\n'))
-            << violations;
-      }),
-      60000);
-}
-
-TEST(CapmodeWorkloads, GzipRoundTripWithSystemGzip) {
-  // Decided here, not only in the children: the steps between them need
-  // what the sandboxed ones wrote.
-  SkipWithoutCapmode();
-  if (::testing::Test::IsSkipped()) return;
-  TempDir d;
-  ASSERT_TRUE(d.ok());
-  std::string data = capsa_workloads::MakeData(3 << 20, 21);
-  ASSERT_TRUE(WriteFile(d.File("in"), data));
-  GzipInCapmode(true, d.File("in"), d.File("ours.gz"), 0);
-  // What the sandboxed gzip wrote, the system gzip reads.
-  std::string cmd =
-      "gzip -dc '" + d.File("ours.gz") + "' | cmp -s - '" + d.File("in") + "'";
-  EXPECT_EQ(0, system(cmd.c_str()));
-  // What the system gzip wrote, the sandboxed gunzip reads.
-  cmd = "gzip -c '" + d.File("in") + "' > '" + d.File("sys.gz") + "'";
-  ASSERT_EQ(0, system(cmd.c_str()));
-  GzipInCapmode(false, d.File("sys.gz"), d.File("out"), 0);
-  std::string back;
-  ASSERT_TRUE(ReadFile(d.File("out"), &back));
-  EXPECT_TRUE(back == data);
-  // Corrupt input in the sandbox: a clear error, not a crash.
-  std::string gz;
-  ASSERT_TRUE(ReadFile(d.File("sys.gz"), &gz));
-  ASSERT_TRUE(WriteFile(d.File("cut.gz"), gz.substr(0, gz.size() / 2)));
-  GzipInCapmode(false, d.File("cut.gz"), d.File("out2"), -ENODATA);
 }
 
 }  // namespace
