@@ -78,7 +78,7 @@ extern "C" {
 // word with two indices, so that word is read and written whole).
 #define CAPSA_FRAMES_MAX_SEQ ((UINT64_C(1) << 48) - 1)
 
-// Pixel formats, 4 bytes a pixel (the values of renderer/page/page.fbs).
+// Pixel formats, 4 bytes a pixel (the values of demos/page/page.fbs).
 typedef enum capsa_frames_format {
   CAPSA_FRAMES_BGRA8 = 1,
   CAPSA_FRAMES_RGBA8 = 2,

@@ -53,7 +53,7 @@ typedef enum capsa_msg_type {
   CAPSA_MSG_NONE = 0,
   CAPSA_MSG_HELLO = 1,  // renderer -> host, first message
   // 2-5: retired (the demos' LOAD_CONTENT, FRAME_READY, RESIZE,
-  // INPUT_EVENT are interfaces now: renderer/page/page.fbs); never reused.
+  // INPUT_EVENT are interfaces now: demos/page/page.fbs); never reused.
   CAPSA_MSG_RESOURCE_REQUEST = 6,   // renderer -> host, request
   CAPSA_MSG_RESOURCE_RESPONSE = 7,  // host -> renderer, response
   CAPSA_MSG_LOG = 8,                // renderer -> host
@@ -61,7 +61,7 @@ typedef enum capsa_msg_type {
   CAPSA_MSG_PONG = 10,              // either way, response
   CAPSA_MSG_SHUTDOWN = 11,          // host -> renderer
   CAPSA_MSG_ERROR = 12,             // either way; may answer a request
-  // 13-14: retired (GZIP_JOB / GZIP_RESULT: renderer/gzip/gzip.fbs).
+  // 13-14: retired (GZIP_JOB / GZIP_RESULT: demos/gzip/gzip.fbs).
   CAPSA_MSG_OPEN_CHANNEL = 15,  // host -> renderer, one channel handle
   CAPSA_MSG_INTERFACE = 16,     // either way: an embedder interface's
   CAPSA_MSG_TYPE_COUNT

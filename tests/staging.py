@@ -4,7 +4,7 @@ The list is gn's: every capsa_test writes OUT/NAME.runtime_deps
 (build/capsa_test.gni), the binary itself first, then its data_deps (build
 products) and data (source files and directories), relative to OUT. The
 copy keeps their places relative to one another (DEST/out/default/capsa,
-DEST/renderer/samples/page.md), so a test that finds its files from its own
+DEST/demos/page/samples/page.md), so a test that finds its files from its own
 binary (tests/harness/paths.h) finds the copies.
 
 Used by tests/run_tests.py for the uid 65534 pass: a checkout under a 0700

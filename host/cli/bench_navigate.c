@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "demos/demos.h"
+#include "demos/page/page_demo.h"
 #include "host/capsa_host.h"
 #include "host/cli/bench_echo.capsa.h"
 #include "host/cli/bench_util.h"
@@ -114,9 +116,16 @@ static int page_rows_open(struct page_rows *p) {
   }
   p->null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
   if (p->md_fd < 0 || p->null_fd < 0) return -EIO;
-  p->warm_open = capsa_cli_host_open(&p->warm) == 0;
-  p->cold_open = capsa_cli_host_open_cold(&p->cold) == 0;
-  if (p->warm_open && p->warm.font_fds[0] < 0) return -ENOENT;  // no fonts
+  // The CLI's host (every demo kind), with and without the warm-up.
+  p->warm_open = capsa_cli_host_open(&p->warm, capsa__demo_kinds,
+                                     capsa__ndemo_kinds, true) == 0;
+  p->cold_open = capsa_cli_host_open(&p->cold, capsa__demo_kinds,
+                                     capsa__ndemo_kinds, false) == 0;
+  bool fonts = false;  // the page kind's warm-up has its fonts
+  for (unsigned i = 0; p->warm_open && i < p->warm.nkinds; i++)
+    if (p->warm.kinds[i].demo == &capsa__demo_page)
+      fonts = p->warm.kinds[i].nfds > 0;
+  if (p->warm_open && !fonts) return -ENOENT;  // no fonts
   return p->warm_open && p->cold_open ? 0 : -ENOEXEC;
 }
 
@@ -131,7 +140,7 @@ static void page_rows_close(struct page_rows *p) {
 static int page_one(struct page_rows *p, bool warm, double *us) {
   struct capsa_cli_job job;
   int err = capsa_cli_render(warm ? &p->warm : &p->cold, p->md_fd, 320,
-                             p->null_fd, &job);
+                             p->null_fd, NULL, NULL, &job);
   *us = job.ms * 1000.0;
   if (err < 0) {  // what the renderer said, for the row's error line
     fprintf(stderr, "capsa bench navigate: page%s: %s\n",

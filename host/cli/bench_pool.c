@@ -37,6 +37,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "demos/gzip/gzip.capsa.h"
+#include "demos/gzip/gzip.h"
+#include "demos/gzip/gzip_renderer.h"
 #include "host/capsa_host.h"
 #include "host/capsa_pool.h"
 #include "host/cli/bench_util.h"
@@ -44,9 +47,6 @@
 #include "host/kind_registry.h"
 #include "ipc/handle.h"
 #include "ipc/shm.h"
-#include "renderer/gzip/gzip.capsa.h"
-#include "renderer/gzip/gzip.h"
-#include "renderer/kinds.h"
 #include "renderer/runtime.h"
 
 #define MAX_WORKERS CAPSA_POOL_MAX_WORKERS

@@ -8,13 +8,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "demos/gzip/gzip_demo.h"
+#include "demos/page/page_demo.h"
 #include "host/capsa_host.h"
 #include "host/cli/commands.h"
-#include "renderer/kinds.h"
 #include "renderer/runtime.h"
 
 #define TOP_USAGE "[-n COUNT] [--interval MS]"
-#define FONT_DIR "/usr/share/fonts/truetype/dejavu/"
 #define TOP_PAGES 2
 #define TOP_MAX 32
 #define READY_TIMEOUT_MS 20000
@@ -111,10 +111,11 @@ static bool spare_listed(struct top *t) {
   return false;
 }
 
-static int define(struct top *t, const char *name, capsa_renderer_entry_fn fn,
-                  const capsa_renderer_handlers_t *hd, bool spare) {
+// A demo kind (its row: name, entry, handlers) with top's own options.
+static int define(struct top *t, const struct capsa_demo_kind *d, bool spare) {
+  const capsa_renderer_handlers_t *hd = d->handlers;
   capsa_kind_options_t k;
-  capsa_kind_options_init(&k, name, fn, (void *)hd);
+  capsa_kind_options_init(&k, d->name, d->entry, (void *)hd);
   k.interfaces = hd->interfaces;  // what its HELLO will name
   k.ninterfaces = hd->ninterfaces;
   k.keep_spare = spare;
@@ -135,17 +136,15 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *v) {
 static int top_run(struct top *t, unsigned long count, unsigned long interval) {
   capsa_host_options_t o;
   capsa_host_options_init(&o);
-  if (access(FONT_DIR "DejaVuSans.ttf", R_OK) == 0) {
-    o.font_regular = FONT_DIR "DejaVuSans.ttf";
-    o.font_bold = FONT_DIR "DejaVuSans-Bold.ttf";
-    o.font_mono = FONT_DIR "DejaVuSansMono.ttf";
-  }
+  // The page kind's fonts for the broker (no warm-up: no descriptors).
+  int fds[CAPSA_WARM_UP_MAX_FDS];
+  unsigned nfds = 0;
+  capsa__demo_page.host_options(&o, false, fds, &nfds);
   int err = capsa_host_init(&t->loop, &t->host, &o, on_event);
   if (err < 0) return err;
   t->host.data = t;
-  int page = define(t, "page", capsa_renderer_main, &capsa_page_renderer, true);
-  int gzip =
-      define(t, "gzip", capsa_renderer_main_limited, &capsa_gzip_renderer, 0);
+  int page = define(t, &capsa__demo_page, true);
+  int gzip = define(t, &capsa__demo_gzip, false);
   if (page < 0 || gzip < 0) {
     fprintf(stderr, "capsa top: defining the demo kinds: %s\n",
             capsa_host_start_error(&t->host));

@@ -1,5 +1,7 @@
 // Subcommands of the capsa CLI. Each takes argv with argv[0] = the command's
-// name and returns the process exit code.
+// name and returns the process exit code. The demo kinds' commands are
+// declared in their folders (demos/<kind>/<kind>_demo.h) and listed by
+// their rows of the demo table (demos/demos.h).
 #ifndef CAPSA_HOST_CLI_COMMANDS_H_
 #define CAPSA_HOST_CLI_COMMANDS_H_
 
@@ -38,9 +40,6 @@ int capsa_bench_pool(int argc, char **argv);      // bench_pool.c
 int capsa_bench_navigate(int argc, char **argv);  // bench_navigate.c
 int capsa_bench_host(int argc, char **argv);      // bench_host.c
 int capsa_bench_oneshot(int argc, char **argv);   // bench_oneshot.c
-int capsa_cmd_render(int argc, char **argv);      // cmd_render.c
-int capsa_cmd_gzip(int argc, char **argv);        // cmd_gzip.c
-int capsa_cmd_gunzip(int argc, char **argv);      // cmd_gzip.c
 int capsa_cmd_demo(int argc, char **argv);        // cmd_demo.c
 int capsa_cmd_top(int argc, char **argv);         // cmd_top.c
 

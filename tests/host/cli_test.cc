@@ -1,5 +1,6 @@
-// The capsa CLI end to end (render, gzip, gunzip, demo): the real binary,
-// real renderers, checked against gzip(1) and the PNG signature.
+// The capsa CLI end to end (demo, top, doctor, what the commands share):
+// the real binary, real renderers. The demo kinds' own commands are tested
+// in their folders (demos/gzip/gzip_cli_test.cc, demos/page/page_cli_test.cc).
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,87 +20,14 @@
 
 #include "sandbox/features.h"
 #include "tests/harness/paths.h"
+#include "tests/host/cli_fixture.h"
 
 namespace {
 
-std::string Capsa() {
-  return capsa_test::BuildProduct("capsa");
-}
-
-std::string Slurp(const std::string &path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-// Runs a shell command line; returns its exit status (-1 if it died).
-int Sh(const std::string &cmd) {
-  int st = system(cmd.c_str());
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-class CliTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    ASSERT_TRUE(capsa_test::Present(Capsa(), X_OK));
-    char tmpl[] = "/tmp/capsa-cli-XXXXXX";
-    ASSERT_NE(nullptr, mkdtemp(tmpl));
-    dir_ = tmpl;
-  }
-  void TearDown() override {
-    if (!dir_.empty()) Sh("rm -rf '" + dir_ + "'");
-  }
-  std::string dir_;
-};
-
-TEST_F(CliTest, GzipInterchangeableWithSystemGzipBothWays) {
-  if (Sh("command -v gzip >/dev/null") != 0) GTEST_SKIP() << "no gzip(1)";
-  std::string in = dir_ + "/in.bin";
-  ASSERT_EQ(0, Sh("head -c 200000 /dev/urandom | od -x > '" + in + "'"));
-  // ours -> gzip -d
-  ASSERT_EQ(0, Sh(Capsa() + " gzip < '" + in + "' > '" + dir_ + "/a.gz'"));
-  ASSERT_EQ(0, Sh("gzip -dc '" + dir_ + "/a.gz' > '" + dir_ + "/a.out'"));
-  EXPECT_EQ(Slurp(in), Slurp(dir_ + "/a.out"));
-  // gzip -c -> ours
-  ASSERT_EQ(0, Sh("gzip -c '" + in + "' | " + Capsa() + " gunzip > '" + dir_ +
-                  "/b.out'"));
-  EXPECT_EQ(Slurp(in), Slurp(dir_ + "/b.out"));
-  // FILE -> FILE.gz -> -c back, original kept.
-  ASSERT_EQ(0, Sh(Capsa() + " gzip '" + in + "'"));
-  EXPECT_EQ(0, access((in + ".gz").c_str(), R_OK));
-  EXPECT_EQ(0, access(in.c_str(), R_OK));
-  ASSERT_EQ(0,
-            Sh(Capsa() + " gunzip -c '" + in + ".gz' > '" + dir_ + "/c.out'"));
-  EXPECT_EQ(Slurp(in), Slurp(dir_ + "/c.out"));
-}
-
-TEST_F(CliTest, GunzipOfGarbageFailsWithAReason) {
-  std::string err = dir_ + "/err";
-  EXPECT_EQ(1, Sh("echo 'not gzip at all' | " + Capsa() +
-                  " gunzip > /dev/null 2>'" + err + "'"));
-  EXPECT_NE(std::string::npos, Slurp(err).find("not in gzip format"))
-      << Slurp(err);
-  EXPECT_EQ(2, Sh(Capsa() + " gzip --bogus 2>/dev/null"));
-}
-
-TEST_F(CliTest, GzipOfEmptyInputIsAValidEmptyGzipAsGzip1Writes) {
-  if (Sh("command -v gzip >/dev/null") != 0) GTEST_SKIP() << "no gzip(1)";
-  std::string in = dir_ + "/empty";
-  ASSERT_EQ(0, Sh(": > '" + in + "'"));
-  ASSERT_EQ(0, Sh(Capsa() + " gzip '" + in + "'"));
-  EXPECT_EQ(0, Sh("gzip -t '" + in + ".gz'"));
-  EXPECT_EQ(0, Sh("gzip -dc '" + in + ".gz' > '" + dir_ + "/a.out'"));
-  EXPECT_EQ(0u, Slurp(dir_ + "/a.out").size());
-  // Through pipes, and back through our own gunzip.
-  ASSERT_EQ(0, Sh("printf '' | " + Capsa() + " gzip -c | " + Capsa() +
-                  " gunzip -c > '" + dir_ + "/b.out'"));
-  EXPECT_EQ(0u, Slurp(dir_ + "/b.out").size());
-  // gzip(1)'s own empty file decompresses to nothing with ours.
-  ASSERT_EQ(0, Sh("gzip -c < /dev/null | " + Capsa() + " gunzip -c > '" + dir_ +
-                  "/c.out'"));
-  EXPECT_EQ(0u, Slurp(dir_ + "/c.out").size());
-}
+using capsa_cli_test::Capsa;
+using capsa_cli_test::CliTest;
+using capsa_cli_test::Sh;
+using capsa_cli_test::Slurp;
 
 // A FIFO named as FILE would block open(2) and read forever with no writer:
 // refused at once, naming it (timeout(1) turns a hang into status 124).
@@ -121,29 +49,6 @@ TEST_F(CliTest, FifoAsFileIsRefusedNotWaitedOn) {
   // A directory likewise; stdin from a pipe stays fine (the first test).
   EXPECT_EQ(1, Sh(Capsa() + " gzip '" + dir_ + "' 2>'" + err + "'"));
   EXPECT_NE(std::string::npos, Slurp(err).find("not a regular file"));
-}
-
-TEST_F(CliTest, ErrorsNameTheFileTheyAreAbout) {
-  std::string bad = dir_ + "/bad.gz", err = dir_ + "/err";
-  ASSERT_EQ(0, Sh("echo garbage > '" + bad + "'"));
-  EXPECT_EQ(1, Sh(Capsa() + " gunzip '" + bad + "' 2>'" + err + "'"));
-  EXPECT_NE(std::string::npos, Slurp(err).find(bad + ": not in gzip format"))
-      << Slurp(err);
-  EXPECT_NE(0, access((dir_ + "/bad").c_str(), F_OK));  // nothing written
-  EXPECT_EQ(1, Sh("echo garbage | " + Capsa() + " gunzip 2>'" + err +
-                  "' >/dev/null"));
-  EXPECT_NE(std::string::npos, Slurp(err).find("stdin: not in gzip format"))
-      << Slurp(err);
-  if (access("/dev/full", W_OK) == 0) {
-    EXPECT_EQ(
-        1, Sh("echo x | " + Capsa() + " gzip -c 2>'" + err + "' >/dev/full"));
-    EXPECT_NE(std::string::npos, Slurp(err).find("stdout: write: "))
-        << Slurp(err);
-  }
-  EXPECT_EQ(1, Sh(Capsa() + " gzip '" + dir_ + "/missing' 2>'" + err + "'"));
-  EXPECT_NE(std::string::npos,
-            Slurp(err).find(dir_ + "/missing: No such file or directory"))
-      << Slurp(err);
 }
 
 // doctor --json carries the facts the text shows, with the same values:
@@ -185,21 +90,6 @@ TEST_F(CliTest, DoctorJsonSaysWhatTheTextSays) {
   std::string n =
       t.substr(t.rfind('(', rows) + 1, rows - t.rfind('(', rows) - 1);
   EXPECT_NE(std::string::npos, j.find("\"seccomp_rows\":" + n)) << n;
-}
-
-TEST_F(CliTest, RenderWritesAPng) {
-  std::string md = capsa_test::SourceFile("renderer/samples/page.md");
-  ASSERT_TRUE(capsa_test::Present(md));
-  std::string png = dir_ + "/page.png", out = dir_ + "/out";
-  ASSERT_EQ(0, Sh(Capsa() + " render '" + md + "' -o '" + png +
-                  "' --width 640 > '" + out + "'"));
-  std::string bytes = Slurp(png);
-  ASSERT_GT(bytes.size(), 1000u);
-  EXPECT_EQ(std::string("\x89PNG\r\n\x1a\n", 8), bytes.substr(0, 8));
-  EXPECT_EQ(0u, Slurp(out).find(png + ": 640x")) << Slurp(out);
-  // A missing page: clear error, nothing written.
-  EXPECT_EQ(1, Sh(Capsa() + " render /nonexistent.md -o '" + dir_ +
-                  "/x.png' 2>/dev/null"));
 }
 
 TEST_F(CliTest, DemoRunsAllThreeRenderersAndPasses) {
