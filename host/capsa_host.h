@@ -116,8 +116,8 @@
 
 #include "ipc/message.h"
 #include "ipc/uv_channel.h"
-#include "sandbox/capmode.h"
-#include "sandbox/namespaces.h"
+#include "sandbox/capmode/capmode.h"
+#include "sandbox/launcher/namespaces.h"
 
 #ifdef __cplusplus
 extern "C" {

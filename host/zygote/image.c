@@ -24,7 +24,7 @@
 #include "host/zygote/zygote.h"
 #include "host/zygote/zygote_internal.h"
 #include "sandbox/features.h"
-#include "sandbox/namespaces.h"
+#include "sandbox/launcher/namespaces.h"
 
 // "CZF2": the layout with cfg_size and ready_size. An image of the first
 // layout ("CZFG") refuses it rather than reading the fields shifted.

@@ -13,7 +13,7 @@
 #include "host/fd_passing.h"
 #include "host/zygote/zygote.h"
 #include "host/zygote/zygote_internal.h"
-#include "sandbox/namespaces.h"
+#include "sandbox/launcher/namespaces.h"
 
 // Before anything else (and so before an exec, which keeps it): the
 // zygote's own RLIMIT_NPROC, lowered to the host's total for renderers.

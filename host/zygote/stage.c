@@ -1,5 +1,5 @@
-// Capability mode in the zygote (sandbox/capmode.h): the launcher stage,
-// entered once when one policy serves every kind, or else the baseline.
+// Capability mode in the zygote (sandbox/capmode/capmode.h): the launcher
+// stage, entered once when one policy serves every kind, or else the baseline.
 // See host/zygote/zygote.h.
 #include <errno.h>
 #include <linux/sched.h>
@@ -8,13 +8,13 @@
 
 #include "host/zygote/zygote.h"
 #include "host/zygote/zygote_internal.h"
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "sandbox/seccomp.h"
 
-// Staged capability mode (sandbox/capmode.h): the zygote enters the kinds'
-// policy itself, once, with the few calls it needs between forks, so that
-// each renderer only takes the small final step instead of loading the whole
-// filter. Only when one stage serves every kind exactly (same layers and
+// Staged capability mode (sandbox/capmode/capmode.h): the zygote enters the
+// kinds' policy itself, once, with the few calls it needs between forks, so
+// that each renderer only takes the small final step instead of loading the
+// whole filter. Only when one stage serves every kind exactly (same layers and
 // filter; every kind sandboxed): otherwise each renderer enters its policy
 // in full, as before, and the zygote stays outside capability mode.
 static const capsa_capmode_policy *g_stage;
@@ -83,9 +83,10 @@ bool capsa__zygote_stage_enter(const struct capsa__zygote_kind *kinds,
 
 // Not staged (the kinds' policies differ, or one has none): each renderer
 // enters its own policy in full, and the zygote takes the capability-mode
-// baseline (sandbox/capmode.h): what no policy may ever allow stays refused
-// for the zygote and everything it forks. Kept: what a renderer calls on its
-// way into its own policy (capabilities dropped, its own Landlock domain).
+// baseline (sandbox/capmode/capmode.h): what no policy may ever allow stays
+// refused for the zygote and everything it forks. Kept: what a renderer calls
+// on its way into its own policy (capabilities dropped, its own Landlock
+// domain).
 static const char *const kBaselineKeep[] = {
     "capset",                   // capsa_ns_fork's child drops capabilities
     "landlock_create_ruleset",  // ABI probe on entry

@@ -31,9 +31,9 @@
 // In each renderer: rlimits, then capsa_capmode_policy_enter (policy compiled
 // once in the zygote), then the kind's main on fd 3 -- before any input.
 //
-// Staged capability mode (sandbox/capmode.h): when one policy serves every
-// kind exactly, the zygote itself enters it once, as a launcher stage: the
-// full filter and Landlock, plus the few rows it needs between forks (clone
+// Staged capability mode (sandbox/capmode/capmode.h): when one policy serves
+// every kind exactly, the zygote itself enters it once, as a launcher stage:
+// the full filter and Landlock, plus the few rows it needs between forks (clone
 // with CLONE_NEWPID, capset/PR_CAP_AMBIENT for the renderer to drop the
 // zygote's capabilities; see stage.c). A renderer's
 // capsa_capmode_policy_enter is then only the final step (its own Landlock
@@ -59,8 +59,8 @@
 
 #include "host/capsa_host.h"
 #include "ipc/message.h"
-#include "sandbox/capmode.h"
-#include "sandbox/namespaces.h"
+#include "sandbox/capmode/capmode.h"
+#include "sandbox/launcher/namespaces.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -19,7 +19,7 @@
 #include "host/png_writer.h"
 #include "renderer/gzip/gzip.h"
 #include "renderer/page/page.h"
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "sandbox/memfd.h"
 #include "tests/harness/child.h"
 #include "tests/workloads/page_fixture.h"
