@@ -49,8 +49,8 @@
 // nothing of the host's reaches a renderer but what it is sent).
 //
 // The zygote reads only the host's requests, never renderer data.
-#ifndef CAPSA_HOST_ZYGOTE_H_
-#define CAPSA_HOST_ZYGOTE_H_
+#ifndef CAPSA_HOST_ZYGOTE_ZYGOTE_H_
+#define CAPSA_HOST_ZYGOTE_ZYGOTE_H_
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -251,4 +251,4 @@ void capsa__zygote_stop(capsa__zygote *z);
 }
 #endif
 
-#endif  // CAPSA_HOST_ZYGOTE_H_
+#endif  // CAPSA_HOST_ZYGOTE_ZYGOTE_H_
