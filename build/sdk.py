@@ -49,10 +49,10 @@ HEADERS = {
     "ipc/shm.h": "capsa/shm.h",
     "ipc/frames.h": "capsa/frames.h",
     "ipc/data_pipe.h": "capsa/data_pipe.h",
-    "sandbox/capmode.h": "capsa/capmode.h",
+    "sandbox/capmode/capmode.h": "capsa/capmode.h",
     "sandbox/errors.h": "capsa/errors.h",
-    "sandbox/namespaces.h": "capsa/namespaces.h",
-    "sandbox/rights.h": "capsa/rights.h",
+    "sandbox/launcher/namespaces.h": "capsa/namespaces.h",
+    "sandbox/rights/rights.h": "capsa/rights.h",
     "sandbox/procdesc.h": "capsa/procdesc.h",
     "sandbox/memfd.h": "capsa/memfd.h",
     # FreeBSD's names: pkg-config puts include/capsa/compat on the include

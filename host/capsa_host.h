@@ -62,8 +62,8 @@
 //     return uv_run(uv_default_loop(), UV_RUN_DEFAULT);
 //   }
 //
-// Renderers are forked by the zygote (host/zygote.h), a fresh exec of this
-// very binary when the embedder called capsa_main() and registered its
+// Renderers are forked by the zygote (host/zygote/zygote.h), a fresh exec of
+// this very binary when the embedder called capsa_main() and registered its
 // kinds by name (host/kind_registry.h); otherwise capsa_host_start fails
 // (-ENOEXEC), unless the option allow_forked_zygote accepts a fork of the
 // host (reported by capsa_host_image()). Or, with the option renderer_exe,
@@ -116,8 +116,8 @@
 
 #include "ipc/message.h"
 #include "ipc/uv_channel.h"
-#include "sandbox/capmode.h"
-#include "sandbox/namespaces.h"
+#include "sandbox/capmode/capmode.h"
+#include "sandbox/launcher/namespaces.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "host/crash_record.h"
-#include "host/zygote.h"
+#include "host/zygote/zygote.h"
 
 // glibc: the top of the main thread's stack, as the kernel set it up.
 extern void *__libc_stack_end;
@@ -247,7 +247,7 @@ __attribute__((no_sanitize_address)) static void on_fatal(int sig,
     p += w;
     left -= (size_t)w;
   }
-  // As the zygote's own SIGABRT handler for pid 1 (host/zygote.c).
+  // As the zygote's own SIGABRT handler for pid 1 (host/zygote/server.c).
   if (sig == SIGABRT && g_pid1) syscall(SYS_exit_group, CAPSA__EXIT_ABORTED);
   // SA_RESETHAND made the action the default again. A signal sent by
   // kill/raise would be lost: send it again, pending (blocked here) until

@@ -5,7 +5,7 @@
 
 #include "host/capsa_host.h"
 #include "host/kind_registry.h"
-#include "host/zygote.h"
+#include "host/zygote/zygote.h"
 #include "ipc/shm.h"
 #include "sandbox/cgroup.h"
 
@@ -118,7 +118,7 @@ struct capsa__host_impl {
   uv_async_t dns_async;   // the broker's threads' finished lookups
   bool dns_async_inited;
   struct capsa__dns_req *dns_done;  // under the broker's lock
-  bool image_exec;  // the zygote is a fresh exec (host/zygote.h)
+  bool image_exec;  // the zygote is a fresh exec (host/zygote/zygote.h)
   // capsa_host_options_t.renderer_exe as opened by capsa_host_start (-1:
   // none), and its path as given, for messages (cut).
   int exe_fd;

@@ -36,7 +36,7 @@
 //
 // What capsa_host_start does with it (host/capsa_host.h): when
 // capsa_main ran and every defined kind's name is registered here, the
-// zygote is a fresh exec of the binary (host/zygote.h,
+// zygote is a fresh exec of the binary (host/zygote/zygote.h,
 // capsa__zygote_exec_start) that runs each kind's registered entry.
 // Otherwise the start fails with -ENOEXEC, unless the host option
 // allow_forked_zygote accepts a zygote forked from the host (then

@@ -1,6 +1,6 @@
-// A renderer's stderr: a pipe of its own (host/zygote.c makes it at fork),
-// never the host's terminal. The host reads it and forwards each line as a
-// CAPSA_EV_LOG event with status CAPSA_HOST_LOG_STDERR: attributed to the
+// A renderer's stderr: a pipe of its own (host/zygote/server.c makes it at
+// fork), never the host's terminal. The host reads it and forwards each line as
+// a CAPSA_EV_LOG event with status CAPSA_HOST_LOG_STDERR: attributed to the
 // renderer, escaped like every text from a renderer (host/text.h), cut at
 // CAPSA__STDERR_LINE bytes, and charged to the kind's LOG budget, so a
 // renderer that floods its stderr is killed with CAPSA_EV_LIMIT as one that

@@ -11,7 +11,7 @@
 #include "ipc/handle.h"
 #include "ipc/ipc_dump.h"
 #include "ipc/reason.h"
-#include "sandbox/rights.h"
+#include "sandbox/rights/rights.h"
 
 enum { SOCK = 0, FAST = 1 };
 

@@ -15,7 +15,7 @@
 #include "ipc/reason.h"
 #include "sandbox/memfd.h"
 
-// Rights words carry their index in the top bits (sandbox/rights.h).
+// Rights words carry their index in the top bits (sandbox/rights/rights.h).
 #define WORD0_TAG (1ULL << 57)
 #define WORD1_TAG (1ULL << 58)
 #define TAG_MASK (0x7fULL << 57)

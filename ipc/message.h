@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sandbox/rights.h"
+#include "sandbox/rights/rights.h"
 
 #ifdef __cplusplus
 extern "C" {

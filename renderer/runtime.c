@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "ipc/interface.h"
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 
 struct capsa_rctx {
   capsa_rloop_t loop;

@@ -21,8 +21,8 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/child_run.h"
 #include "sandbox/landlock.h"
-#include "sandbox/namespaces.h"
-#include "sandbox/ns_probe.h"
+#include "sandbox/launcher/namespaces.h"
+#include "sandbox/launcher/ns_probe.h"
 
 #ifndef MFD_NOEXEC_SEAL
 #define MFD_NOEXEC_SEAL 0x0008U

@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "sandbox/errors.h"
-#include "sandbox/rights.h"
-#include "sandbox/rights_internal.h"
+#include "sandbox/rights/rights.h"
+#include "sandbox/rights/rights_internal.h"
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000

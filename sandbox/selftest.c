@@ -21,7 +21,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "sandbox/child_run.h"
 #include "sandbox/features.h"
 

@@ -1,13 +1,14 @@
 // Violation tracing for capability mode: see capmode.h (CAPSA_TRACE=1).
-// trace.c holds the SIGSYS handler (declared in sandbox/capmode_internal.h);
-// trace_args.c decodes a violation's arguments. Not a public header.
+// trace.c holds the SIGSYS handler (declared in
+// sandbox/capmode/capmode_internal.h); trace_args.c decodes a violation's
+// arguments. Not a public header.
 #ifndef CAPSA_SANDBOX_TRACE_H_
 #define CAPSA_SANDBOX_TRACE_H_
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sandbox/capmode_internal.h"
+#include "sandbox/capmode/capmode_internal.h"
 
 // One violation line, formatted without allocation (signal handler).
 struct capsa__trace_line {

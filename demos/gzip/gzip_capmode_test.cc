@@ -14,7 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "demos/gzip/gzip.h"
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "tests/harness/child.h"
 #include "tests/workloads/capmode_util.h"
 #include "tests/workloads/test_util.h"

@@ -6,7 +6,7 @@
 #include "demos/gzip/gzip.capsa.h"
 #include "demos/gzip/gzip.h"
 #include "demos/gzip/gzip_renderer.h"
-#include "sandbox/rights.h"
+#include "sandbox/rights/rights.h"
 
 static const capsa_interface_t *const kGzip[] = {&capsa_demo_gzip_interface};
 
@@ -41,7 +41,7 @@ static int on_message(capsa_rctx_t *r, capsa_msg_t *m) {
     res.status = err;
     res.out_size = st.bytes_out;
   }
-  // Limited numbers are parked, not freed (sandbox/rights.h): the next
+  // Limited numbers are parked, not freed (sandbox/rights/rights.h): the next
   // job's handles must not land on a number keyed to these rights.
   if (in >= 0) capsa_rights_close(in);
   if (out >= 0) capsa_rights_close(out);

@@ -16,7 +16,7 @@
 #include "demos/page/page.h"
 #include "demos/page/page_fixture.h"
 #include "host/png_writer.h"
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "sandbox/memfd.h"
 #include "tests/harness/child.h"
 #include "tests/workloads/capmode_util.h"

@@ -25,9 +25,9 @@
 #include <unistd.h>
 
 #include "host/cli/commands.h"
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "sandbox/errors.h"
-#include "sandbox/rights.h"
+#include "sandbox/rights/rights.h"
 
 static const char kUsage[] = "[--json] [--iterations N]";
 

@@ -37,7 +37,7 @@
 #include "host/cli/bench_util.h"
 #include "host/cli/commands.h"
 #include "host/kind_registry.h"
-#include "host/zygote.h"
+#include "host/zygote/zygote.h"
 #include "renderer/runtime.h"
 #include "sandbox/features.h"
 

@@ -9,11 +9,11 @@
 
 #include "host/cli/commands.h"
 #include "host/cli/doctor_container.h"
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/errors.h"
 #include "sandbox/features.h"
-#include "sandbox/namespaces.h"
+#include "sandbox/launcher/namespaces.h"
 #include "sandbox/selftest.h"
 
 static const char kUsage[] = "[--json]";

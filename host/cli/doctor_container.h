@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "sandbox/namespaces.h"
+#include "sandbox/launcher/namespaces.h"
 
 struct capsa_doctor_container {
   pid_t pid;              // getpid(): in this pid namespace

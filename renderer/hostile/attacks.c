@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "renderer/hostile/attacks_internal.h"
-#include "sandbox/rights.h"
+#include "sandbox/rights/rights.h"
 
 #ifndef UFFD_USER_MODE_ONLY
 #define UFFD_USER_MODE_ONLY 1

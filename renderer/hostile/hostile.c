@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "renderer/hostile/attacks_internal.h"
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "sandbox/errors.h"
 #include "sandbox/features.h"
 

@@ -10,9 +10,9 @@
 #include <sys/procdesc.h>
 #include <unistd.h>
 
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "sandbox/procdesc.h"
-#include "sandbox/rights.h"
+#include "sandbox/rights/rights.h"
 
 _Static_assert(sizeof(cap_rights_t) == sizeof(capsa_rights_t),
                "cap_rights_t must match capsa_rights_t");

@@ -28,7 +28,7 @@
 #include <unistd.h>
 
 #include "sandbox/errors.h"
-#include "sandbox/rights.h"
+#include "sandbox/rights/rights.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080

@@ -34,7 +34,7 @@
 #include "renderer/hostile/hostile.h"
 #include "renderer/runtime.h"
 #include "sandbox/features.h"
-#include "sandbox/rights.h"
+#include "sandbox/rights/rights.h"
 #include "tests/escape/escape_attacks.h"
 #include "tests/harness/command.h"
 #include "tests/harness/run_loop.h"
@@ -346,8 +346,8 @@ class EscapeMatrix : public ::testing::Test {
            std::string(r.attack->name) == "x32-getpid") &&
           r.observed_signal == 0 && r.observed_errno == ENOSYS) {
         // The attacker holds rights-limited handles: the rights layer's
-        // filter (sandbox/rights_bpf.c) answers a foreign-arch call ENOSYS,
-        // and among errno answers the most recently installed filter's
+        // filter (sandbox/rights/rights_bpf.c) answers a foreign-arch call
+        // ENOSYS, and among errno answers the most recently installed filter's
         // wins over capability mode's. The call never ran either way.
         printf("note: %s answered ENOSYS by the rights layer\n",
                r.attack->name);

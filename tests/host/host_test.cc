@@ -35,7 +35,8 @@
 #include "tests/harness/run_loop.h"
 
 // ASan reserves terabytes of shadow address space, so the zygote does not
-// apply RLIMIT_AS in asan builds (host/zygote.c): memory-limit tests skip.
+// apply RLIMIT_AS in asan builds (host/zygote/server.c): memory-limit tests
+// skip.
 #if defined(__SANITIZE_ADDRESS__)
 #define CAPSA_TEST_ASAN 1
 #elif defined(__has_feature)
@@ -1207,7 +1208,7 @@ TEST_F(HostTest, EveryKindHasFiniteDefaultLimitsAndNoneIsExplicit) {
       << Dump();
   std::string as = "as=1073741824 ";
 #ifdef CAPSA_TEST_ASAN
-  as = "as=inf ";  // not applied under ASan (host/zygote.c)
+  as = "as=inf ";  // not applied under ASan (host/zygote/server.c)
 #endif
   // Under cgroup v2 memory.max and pids.max replace RLIMIT_AS / _NPROC.
   std::string want =

@@ -1,7 +1,7 @@
-// sandbox/namespaces.h: a real child in new namespaces with an empty root,
-// checked from inside (what it sees) and from outside (/proc).
-#include "sandbox/namespaces.h"
-#include "sandbox/ns_probe.h"
+// sandbox/launcher/namespaces.h: a real child in new namespaces with an empty
+// root, checked from inside (what it sees) and from outside (/proc).
+#include "sandbox/launcher/namespaces.h"
+#include "sandbox/launcher/ns_probe.h"
 
 #include <dirent.h>
 #include <errno.h>

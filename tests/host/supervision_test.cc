@@ -871,7 +871,7 @@ TEST_F(Pool, DefaultsServeABatchWithHostileInputsAndSayWhyEachFailed) {
   EXPECT_NE(std::string::npos, by_cmd["hang"]->reason.find("deadline"))
       << by_cmd["hang"]->reason;
   if (!kNoRlimitAs || by_cmd["bomb"]->status != 0) {
-    // ASan builds apply no RLIMIT_AS (host/zygote.c): without a cgroup
+    // ASan builds apply no RLIMIT_AS (host/zygote/server.c): without a cgroup
     // memory controller there the bomb fits and is served.
     EXPECT_EQ(-ECANCELED, by_cmd["bomb"]->status);
     EXPECT_EQ(CAPSA_EV_LIMIT, by_cmd["bomb"]->ended);

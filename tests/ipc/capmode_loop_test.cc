@@ -17,7 +17,7 @@
 #include "ipc/codec.h"
 #include "ipc/loop.h"
 #include "ipc/shm.h"
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "tests/harness/child.h"
 #include "tests/ipc/ipc_test_util.h"
 

@@ -20,7 +20,7 @@
 
 #include "ipc/data_pipe.h"
 #include "ipc/shm.h"
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "tests/harness/child.h"
 
 namespace {

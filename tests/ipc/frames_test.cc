@@ -20,7 +20,7 @@
 #include <gtest/gtest.h>
 
 #include "ipc/frames.h"
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "sandbox/errors.h"
 #include "tests/harness/child.h"
 

@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "ipc/ring_fastpath.h"
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "sandbox/errors.h"
 #include "tests/harness/child.h"
 

@@ -1,6 +1,6 @@
-// The capability-mode baseline (sandbox/capmode.h): a default-allow filter
-// refusing exactly what no capability-mode policy can ever allow, with the
-// table's own answers; what it keeps and everything else still works, and a
+// The capability-mode baseline (sandbox/capmode/capmode.h): a default-allow
+// filter refusing exactly what no capability-mode policy can ever allow, with
+// the table's own answers; what it keeps and everything else still works, and a
 // full policy still stacks on top of it.
 #include <fcntl.h>
 #include <linux/capability.h>

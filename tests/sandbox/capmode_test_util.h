@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "sandbox/errors.h"
 #include "sandbox/features.h"
 

@@ -17,7 +17,7 @@
 #include <regex>
 #include <string>
 
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "sandbox/features.h"
 #include "tests/harness/child.h"
 #include "tests/sandbox/capmode_test_util.h"

@@ -1,5 +1,5 @@
-// sandbox/capmode.h "Encoding": a recorded policy survives the trip to a
-// process that shares no memory with the recorder (the exec'd zygote).
+// sandbox/capmode/capmode.h "Encoding": a recorded policy survives the trip to
+// a process that shares no memory with the recorder (the exec'd zygote).
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "tests/harness/child.h"
 
 namespace {

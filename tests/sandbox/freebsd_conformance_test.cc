@@ -24,9 +24,9 @@
 
 #include <gtest/gtest.h>
 
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "sandbox/procdesc.h"
-#include "sandbox/rights.h"
+#include "sandbox/rights/rights.h"
 #include "tests/harness/child.h"
 #include "tests/sandbox/capmode_test_util.h"
 

@@ -13,7 +13,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "sandbox/memfd.h"
 #include "tests/harness/child.h"
 #include "tests/harness/fd_passing.h"

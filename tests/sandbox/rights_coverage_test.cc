@@ -1,7 +1,7 @@
 // The capability-mode table and the rights table, walked together: every
 // syscall capability mode allows is classified here, from its man page, by
 // the descriptors it takes, and every descriptor argument of an allowed
-// syscall has a rights row (sandbox/rights_policy.c) or a reviewed
+// syscall has a rights row (sandbox/rights/rights_policy.c) or a reviewed
 // exemption (capsa__rights_exempt, same file). Adding an ALLOW row for a
 // syscall that acts on a descriptor without deciding which right it needs
 // fails here, naming it: the rights filter lets any syscall it has no row
@@ -17,8 +17,8 @@
 
 #include <gtest/gtest.h>
 
-#include "sandbox/capmode_internal.h"
-#include "sandbox/rights_internal.h"
+#include "sandbox/capmode/capmode_internal.h"
+#include "sandbox/rights/rights_internal.h"
 
 namespace {
 

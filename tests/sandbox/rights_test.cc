@@ -29,8 +29,8 @@
 
 #include <gtest/gtest.h>
 
-#include "sandbox/capmode.h"
-#include "sandbox/rights.h"
+#include "sandbox/capmode/capmode.h"
+#include "sandbox/rights/rights.h"
 #include "tests/harness/child.h"
 #include "tests/harness/fd_passing.h"
 

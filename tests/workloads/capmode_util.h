@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "tests/workloads/test_util.h"
 
 namespace capsa_workloads {

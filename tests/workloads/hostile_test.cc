@@ -17,11 +17,11 @@
 
 #include <gtest/gtest.h>
 
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 #include "sandbox/errors.h"
 #include "sandbox/features.h"
 #include "sandbox/memfd.h"
-#include "sandbox/rights.h"
+#include "sandbox/rights/rights.h"
 #include "tests/harness/child.h"
 #include "tests/workloads/test_util.h"
 

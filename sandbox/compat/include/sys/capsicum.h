@@ -29,7 +29,7 @@
 #include <sys/types.h>
 
 #include "sandbox/errors.h"
-#include "sandbox/rights.h"
+#include "sandbox/rights/rights.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -196,8 +196,8 @@ int cap_fcntls_get(int fd, uint32_t *fcntlrightsp);
 // FreeBSD's dup(2), dup2(2), dup3(2), fcntl(F_DUPFD[_CLOEXEC]) and close(2)
 // for limited descriptors: a duplicate carries the same rights, a closed
 // limited number is not inherited by the next open (capsa_rights_dup and
-// friends in sandbox/rights.h). Every other fcntl command goes straight to
-// the kernel. -1 with errno, as libc's.
+// friends in sandbox/rights/rights.h). Every other fcntl command goes straight
+// to the kernel. -1 with errno, as libc's.
 int capsa_fbsd_close(int fd);
 int capsa_fbsd_dup(int fd);
 int capsa_fbsd_dup2(int oldfd, int newfd);

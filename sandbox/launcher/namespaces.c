@@ -1,7 +1,7 @@
 // Launcher primitives: clone3 into new namespaces, uid maps, empty root,
-// descriptor hygiene. See sandbox/namespaces.h.
-#include "sandbox/namespaces.h"
-#include "sandbox/ns_probe.h"
+// descriptor hygiene. See sandbox/launcher/namespaces.h.
+#include "sandbox/launcher/namespaces.h"
+#include "sandbox/launcher/ns_probe.h"
 
 #include <errno.h>
 #include <fcntl.h>

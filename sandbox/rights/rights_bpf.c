@@ -26,7 +26,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#include "sandbox/rights_internal.h"
+#include "sandbox/rights/rights_internal.h"
 
 #define RET_ALLOW SECCOMP_RET_ALLOW
 #define RET_NOTCAP (SECCOMP_RET_ERRNO | (CAPSA_ENOTCAPABLE & SECCOMP_RET_DATA))

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sandbox/rights_internal.h"
+#include "sandbox/rights/rights_internal.h"
 #include "sandbox/seccomp.h"
 
 #ifndef SECCOMP_FILTER_FLAG_TSYNC

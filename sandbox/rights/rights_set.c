@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "sandbox/rights.h"
+#include "sandbox/rights/rights.h"
 
 // Word index (0 or 1) of `right`, or -1 for a value naming no single word.
 static int word_of(uint64_t right) {

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sandbox/rights_internal.h"
+#include "sandbox/rights/rights_internal.h"
 
 // Status flags a reopen keeps (the rest of F_GETFL is the access mode and
 // flags that only matter at open time).

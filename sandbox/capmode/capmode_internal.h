@@ -8,7 +8,7 @@
 
 #include "sandbox/seccomp.h"
 
-#include "sandbox/capmode.h"
+#include "sandbox/capmode/capmode.h"
 
 enum capsa__row_action {
   CAPSA__ALLOW,
@@ -62,7 +62,7 @@ char **capsa__trace_names_new(unsigned *nnames);
 void capsa__trace_names_free(char **names, unsigned nnames);
 
 // The policy object, shared with capmode_wire.c (its encoding for a
-// zygote image, see sandbox/capmode.h).
+// zygote image, see sandbox/capmode/capmode.h).
 #define CAPSA__MAX_PID_PATCHES 16
 struct extra_row {
   int nr;

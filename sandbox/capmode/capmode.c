@@ -23,8 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sandbox/capmode.h"
-#include "sandbox/capmode_internal.h"
+#include "sandbox/capmode/capmode.h"
+#include "sandbox/capmode/capmode_internal.h"
 #include "sandbox/features.h"
 #include "sandbox/landlock.h"
 #include "sandbox/seccomp.h"

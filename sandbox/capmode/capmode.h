@@ -28,9 +28,9 @@
 // Layers, each used when the kernel offers it and reported when not:
 // no_new_privs, Landlock (filesystem beneath held directories only, no TCP
 // bind/connect, abstract unix sockets and signals scoped to the domain), and a
-// seccomp-bpf filter (sandbox/capmode_policy.c: one row per syscall with its
-// condition and reason; default ERRNO(ECAPMODE)). Landlock + seccomp alone give
-// capability mode: no root, no namespaces.
+// seccomp-bpf filter (sandbox/capmode/capmode_policy.c: one row per syscall
+// with its condition and reason; default ERRNO(ECAPMODE)). Landlock + seccomp
+// alone give capability mode: no root, no namespaces.
 //
 // CAPSA_TRACE=1 in the environment (read at compile time) or
 // capsa_capmode_policy_set_trace() turns refusals into one stderr line each

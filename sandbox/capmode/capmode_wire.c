@@ -1,6 +1,6 @@
 // A recorded capability-mode policy as bytes, for a process that shares no
 // memory with the one that recorded it (an exec'd zygote). See
-// sandbox/capmode.h, "Encoding".
+// sandbox/capmode/capmode.h, "Encoding".
 //
 // Layout (host byte order: both ends run the same binary):
 //   u32 magic, u32 nextra, u32 nlaunch, u32 ndirs, u32 disabled,
@@ -14,8 +14,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "sandbox/capmode.h"
-#include "sandbox/capmode_internal.h"
+#include "sandbox/capmode/capmode.h"
+#include "sandbox/capmode/capmode_internal.h"
 
 #define WIRE_MAGIC 0x31575043u /* "CPW1" */
 #define MAX_ROWS 4096

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "sandbox/capmode_internal.h"
+#include "sandbox/capmode/capmode_internal.h"
 #include "sandbox/seccomp.h"
 
 // The table has an ALLOW row (maybe conditional) for this number.

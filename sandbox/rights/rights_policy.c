@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-#include "sandbox/rights_internal.h"
+#include "sandbox/rights/rights_internal.h"
 
 #ifndef P_PIDFD
 #define P_PIDFD 3

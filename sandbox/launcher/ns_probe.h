@@ -1,5 +1,5 @@
 // Internal to capsa (not installed): capsa_ns_available()'s cache
-// (sandbox/namespaces.h), for the features probe and for tests.
+// (sandbox/launcher/namespaces.h), for the features probe and for tests.
 //
 //   unsigned avail;
 //   if (capsa__ns_available_cached(&avail)) ...  // probed: no child forked

@@ -2,18 +2,25 @@
 // renderers on request, so that a spawn costs a fork plus the final sandbox
 // step (capability mode) instead of an exec and dynamic linking.
 //
+//   static int echo_main(int channel_fd, const capsa_sandbox_report_t *sb,
+//                        void *arg);  // the renderer, on its channel
 //   capsa__zygote z;
 //   struct capsa__zygote_kind kinds[1] = {
-//       {.name = "echo", .main = capsa_renderer_main, .arg = &handlers,
-//        .capmode = policy}};
-//   capsa__zygote_start(&z, kinds, 1, CAPSA_NAMESPACE_ALL, 0, true,
-//                       STDERR_FILENO, RLIM_INFINITY);  // RLIMIT_NPROC kept
+//       {.name = "echo", .main = echo_main, .capmode = policy}};
+//   int err = capsa__zygote_start(&z, kinds, 1, CAPSA_NAMESPACE_ALL, 0,
+//                                 true, STDERR_FILENO,
+//                                 RLIM_INFINITY);  // RLIMIT_NPROC kept
 //   struct capsa_ns_child c;
 //   int chan = -1, err_fd = -1;  // a spare's own channel; its stderr pipe
-//   capsa__zygote_fork(&z, 0, channel_fd, &c, &chan, &err_fd);
+//   if (err == 0)
+//     err = capsa__zygote_fork(&z, 0, channel_fd, &c, &chan, &err_fd);
 //   // c.pidfd, chan (when >= 0) and err_fd are owned by the caller; the
 //   // renderer is our child (CLONE_PARENT)
 //   capsa__zygote_stop(&z);
+//
+// Internal to //host: the host (host.c, renderer_exe.c) and, through
+// //host:zygote_for_benchmarks, `capsa bench spawn` use it. The files of
+// host/zygote/ by job: host/zygote/zygote_internal.h.
 //
 // The zygote runs in the launcher's namespaces (user, mount with an empty
 // read-only root, ipc, net as available), with no_new_privs, every
@@ -24,11 +31,11 @@
 // In each renderer: rlimits, then capsa_capmode_policy_enter (policy compiled
 // once in the zygote), then the kind's main on fd 3 -- before any input.
 //
-// Staged capability mode (sandbox/capmode.h): when one policy serves every
-// kind exactly, the zygote itself enters it once, as a launcher stage: the
-// full filter and Landlock, plus the few rows it needs between forks (clone
+// Staged capability mode (sandbox/capmode/capmode.h): when one policy serves
+// every kind exactly, the zygote itself enters it once, as a launcher stage:
+// the full filter and Landlock, plus the few rows it needs between forks (clone
 // with CLONE_NEWPID, capset/PR_CAP_AMBIENT for the renderer to drop the
-// zygote's capabilities; see add_launcher_rows). A renderer's
+// zygote's capabilities; see stage.c). A renderer's
 // capsa_capmode_policy_enter is then only the final step (its own Landlock
 // domain and a small filter refusing those rows): the same confinement for
 // a fraction of the cost. A kind without capability mode, or kinds with
@@ -41,10 +48,9 @@
 // capsa__zygote_exec_start makes it a fresh exec of the binary (issue 12:
 // nothing of the host's reaches a renderer but what it is sent).
 //
-// Internal to the host library (capsa__ prefix); the zygote reads only the
-// host's requests, never renderer data.
-#ifndef CAPSA_HOST_ZYGOTE_H_
-#define CAPSA_HOST_ZYGOTE_H_
+// The zygote reads only the host's requests, never renderer data.
+#ifndef CAPSA_HOST_ZYGOTE_ZYGOTE_H_
+#define CAPSA_HOST_ZYGOTE_ZYGOTE_H_
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,8 +59,8 @@
 
 #include "host/capsa_host.h"
 #include "ipc/message.h"
-#include "sandbox/capmode.h"
-#include "sandbox/namespaces.h"
+#include "sandbox/capmode/capmode.h"
+#include "sandbox/launcher/namespaces.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -78,27 +84,37 @@ typedef int (*capsa__renderer_main_fn)(int channel_fd,
 
 // A kind's flags and limits as they cross from the host to an exec'd
 // zygote, listed once: X(type here, field, type in the configuration
-// datagram). zygote.c derives the datagram's fields and both copies (host
-// -> datagram, datagram -> zygote) from this list; a new limit is a row
-// here, its public field (capsa_kind_options_t) and its mapping in host.c
-// (capsa_host_start) -- and, for an rlimit, its set_limit in the renderer.
+// datagram). image.c derives the datagram's fields and both copies (host
+// -> datagram, datagram -> zygote) from this list.
 //   pid_namespace  a fresh pid namespace per renderer
 //   keep_spare     one renderer forked ahead (already in capability mode,
 //                  waiting on its channel), so a spawn only hands it over
 //   no_stage       enter the whole policy in each renderer even when the
 //                  zygote could stage it (any kind set so: no staging); to
 //                  measure what staging saves
-//   limit_*        RLIM_INFINITY or 0 = leave as inherited: bytes of
-//                  address space, seconds of CPU, descriptors, processes of
-//                  the (namespaced) uid
+//   limit_*        the rlimits (CAPSA__ZYGOTE_KIND_RLIMITS below)
 #define CAPSA__ZYGOTE_KIND_SCALARS(X) \
   X(bool, pid_namespace, uint32_t)    \
   X(bool, keep_spare, uint32_t)       \
   X(bool, no_stage, uint32_t)         \
-  X(rlim_t, limit_as, uint64_t)       \
-  X(rlim_t, limit_cpu, uint64_t)      \
-  X(rlim_t, limit_nofile, uint64_t)   \
-  X(rlim_t, limit_nproc, uint64_t)
+  CAPSA__ZYGOTE_KIND_RLIMITS(CAPSA__ZYGOTE_RLIMIT_SCALAR, X)
+
+// Each renderer's rlimits, listed once: R(X, field here, RLIMIT_*, field of
+// capsa_kind_options_t). A row is all a new rlimit-style limit needs here:
+// its field, its place in the configuration datagram, its copy from the
+// kind options (capsa__zygote_kind_set_limits) and its setrlimit in each
+// renderer (server.c) follow from it. RLIM_INFINITY or 0 = leave as
+// inherited: bytes of address space, seconds of CPU, descriptors, processes
+// of the (namespaced) uid. Special cases stay in server.c (RLIMIT_CPU's
+// hard limit a second later and SIGXCPU; RLIMIT_AS under a sanitizer;
+// RLIMIT_FSIZE derived from limit_as and limit_nofile).
+#define CAPSA__ZYGOTE_KIND_RLIMITS(R, X)              \
+  R(X, limit_as, RLIMIT_AS, limit_memory)             \
+  R(X, limit_cpu, RLIMIT_CPU, limit_cpu_seconds)      \
+  R(X, limit_nofile, RLIMIT_NOFILE, limit_open_files) \
+  R(X, limit_nproc, RLIMIT_NPROC, limit_processes)
+#define CAPSA__ZYGOTE_RLIMIT_SCALAR(X, field, resource, option) \
+  X(rlim_t, field, uint64_t)
 
 #define CAPSA__ZYGOTE_KIND_FIELD(type, name, wire) type name;
 
@@ -118,6 +134,15 @@ struct capsa__zygote_kind {
   int warm_fds[CAPSA_WARM_UP_MAX_FDS];
   unsigned nwarm;
 };
+
+// The kind options' rlimits (capsa_kind_options_t: CAPSA_LIMIT_NONE means
+// none) as the zygote's: every row of CAPSA__ZYGOTE_KIND_RLIMITS.
+#define CAPSA__ZYGOTE_RLIMIT_COPY(X, field, resource, option) \
+  z->field = k->option == CAPSA_LIMIT_NONE ? 0 : (rlim_t)k->option;
+static inline void capsa__zygote_kind_set_limits(
+    struct capsa__zygote_kind *z, const capsa_kind_options_t *k) {
+  CAPSA__ZYGOTE_KIND_RLIMITS(CAPSA__ZYGOTE_RLIMIT_COPY, )
+}
 
 // The public CAPSA_WARM_UP_* (host/capsa_host.h), as the zygote says them.
 #define CAPSA__WARM_UP_NONE CAPSA_WARM_UP_NONE
@@ -203,11 +228,6 @@ int capsa__zygote_exec_start(capsa__zygote *z,
                              int stderr_fd, int exe_fd, bool foreign,
                              rlim_t nproc_total);
 
-// In the exec'd image, called by capsa_main (argv[0] "capsa-zygote", the
-// control socket at fd 3): receives the configuration and serves the host.
-// Never returns.
-_Noreturn void capsa__zygote_image_main(void);
-
 // Forks a renderer of `kind` whose fd 3 is `channel_fd` (borrowed: the
 // caller still closes its copy). On success *child holds the renderer's pidfd
 // (owned by the caller) and pid, and the caller is its parent. When the kind
@@ -231,4 +251,4 @@ void capsa__zygote_stop(capsa__zygote *z);
 }
 #endif
 
-#endif  // CAPSA_HOST_ZYGOTE_H_
+#endif  // CAPSA_HOST_ZYGOTE_ZYGOTE_H_

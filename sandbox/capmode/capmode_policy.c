@@ -20,7 +20,7 @@
 #include <sys/socket.h>
 #include <termios.h>
 
-#include "sandbox/capmode_internal.h"
+#include "sandbox/capmode/capmode_internal.h"
 
 #ifndef F_ADD_SEALS
 #define F_ADD_SEALS 1033

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sandbox/rights.h"
+#include "sandbox/rights/rights.h"
 #include "sandbox/seccomp.h"
 
 // What the process table records for one limited descriptor number.
