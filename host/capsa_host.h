@@ -239,7 +239,7 @@ typedef void (*capsa_host_close_cb)(capsa_host_t *host);
 // enforced by a cgroup v2 per renderer (sandbox/cgroup.h: memory.max with
 // memory.swap.max 0, pids.max) when the host can use one, else by rlimits
 // (RLIMIT_AS, RLIMIT_NPROC); CPU time is RLIMIT_CPU per process and, on
-// every heartbeat, the host's count of the whole process tree (host/
+// every heartbeat, the host's count of the whole process tree (host/limits/
 // cpu_budget.c: the cgroup's cpu.stat, else /proc); descriptors always
 // RLIMIT_NOFILE (no cgroup counts them). The renderer is moved into its cgroup
 // when the zygote's fork returns, before the host reads its HELLO or sends it
