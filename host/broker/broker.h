@@ -1,8 +1,9 @@
 // The broker (host/broker/): what a renderer in capability mode cannot do
 // itself and its kind's policy lets the host do for it (Chromium's
 // BrokerProcess, FreeBSD's Casper). One dispatcher (broker.c) and one file
-// per service: files.c ("file:"), fonts.c ("font:"), dns.c ("dns:"). Every
-// answer is a read-only handle or inline data.
+// per service: files.c ("file:"), fonts.c ("font:"), dns.c ("dns:"), and
+// reply.c, the services' answer with a descriptor. Every answer is a
+// read-only handle or inline data.
 //
 // The broker never ends a renderer: it returns a verdict (NULL, or why the
 // renderer must end) to its caller, the state machine; a verdict reached
@@ -72,6 +73,8 @@ int capsa__broker_start(struct capsa__host_impl *h,
 void capsa__broker_cancel(struct capsa_host_renderer *r);
 // Cancels every renderer's work and closes h's async handle (`cb` then).
 void capsa__broker_close(struct capsa__host_impl *h, uv_close_cb cb);
+
+// --- reply.c --------------------------------------------------------------
 
 // For the services: answers `req` with `fd` (owned from here on) as a
 // handle of `kind`. 0 or -errno (the dispatcher then answers the error);

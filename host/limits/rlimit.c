@@ -1,8 +1,23 @@
 // Renderer limits as rlimits the zygote sets at fork, and the defaults of
-// every limit option: the one list that maps a kind's limit options to the
-// zygote's (host/zygote.h CAPSA__ZYGOTE_KIND_SCALARS) and gives each its
-// default.
+// every limit option: the one list of them.
 #include "host/host_internal.h"
+
+// Every limit option of capsa_kind_options_t (host/capsa_host.h), once,
+// with its default: the rlimits with the zygote's field that carries each
+// to the fork (host/zygote.h CAPSA__ZYGOTE_KIND_SCALARS), then the budgets
+// the host keeps itself (host/limits/budget.c, host/broker/dns.c). A new
+// rlimit-style limit is its public field plus a row here (and the zygote's
+// row and setrlimit).
+#define CAPSA__KIND_RLIMITS(X)                                 \
+  X(limit_memory, CAPSA__DEFAULT_MEMORY, limit_as)             \
+  X(limit_cpu_seconds, CAPSA__DEFAULT_CPU_SECONDS, limit_cpu)  \
+  X(limit_open_files, CAPSA__DEFAULT_OPEN_FILES, limit_nofile) \
+  X(limit_processes, CAPSA__DEFAULT_PROCESSES, limit_nproc)
+#define CAPSA__KIND_BUDGETS(X)                           \
+  X(limit_broker_requests, CAPSA__DNS_PER_RENDERER)      \
+  X(limit_queued_fds, CAPSA__QUEUE_FDS_PER_RENDERER)     \
+  X(limit_queued_bytes, CAPSA__QUEUE_BYTES_PER_RENDERER) \
+  X(limit_log_bytes_per_second, CAPSA__DEFAULT_LOG_BYTES_PER_SECOND)
 
 // A limit as the zygote takes it: 0 leaves the inherited one.
 static rlim_t zygote_limit(uint64_t v) {
@@ -11,28 +26,21 @@ static rlim_t zygote_limit(uint64_t v) {
 
 void capsa__limits_zygote_kind(const capsa_kind_options_t *k,
                                struct capsa__zygote_kind *z) {
-  z->limit_as = zygote_limit(k->limit_memory);
-  z->limit_cpu = zygote_limit(k->limit_cpu_seconds);
-  z->limit_nofile = zygote_limit(k->limit_open_files);
-  z->limit_nproc = zygote_limit(k->limit_processes);
+#define CAPSA__RLIMIT_TO_ZYGOTE(field, def, zfield) \
+  z->zfield = zygote_limit(k->field);
+  CAPSA__KIND_RLIMITS(CAPSA__RLIMIT_TO_ZYGOTE)
+#undef CAPSA__RLIMIT_TO_ZYGOTE
 }
 
-// The limit options with their defaults (capsa_kind_options_init).
-#define CAPSA__KIND_LIMITS(X)                            \
-  X(limit_memory, CAPSA__DEFAULT_MEMORY)                 \
-  X(limit_cpu_seconds, CAPSA__DEFAULT_CPU_SECONDS)       \
-  X(limit_open_files, CAPSA__DEFAULT_OPEN_FILES)         \
-  X(limit_processes, CAPSA__DEFAULT_PROCESSES)           \
-  X(limit_broker_requests, CAPSA__DNS_PER_RENDERER)      \
-  X(limit_queued_fds, CAPSA__QUEUE_FDS_PER_RENDERER)     \
-  X(limit_queued_bytes, CAPSA__QUEUE_BYTES_PER_RENDERER) \
-  X(limit_log_bytes_per_second, CAPSA__DEFAULT_LOG_BYTES_PER_SECOND)
-
 void capsa__limits_defaults(capsa_kind_options_t *k) {
-#define CAPSA__LIMIT_DEFAULT(field, def) \
+#define CAPSA__RLIMIT_DEFAULT(field, def, zfield) \
   if (k->field == 0) k->field = (def);
-  CAPSA__KIND_LIMITS(CAPSA__LIMIT_DEFAULT)
-#undef CAPSA__LIMIT_DEFAULT
+#define CAPSA__BUDGET_DEFAULT(field, def) \
+  if (k->field == 0) k->field = (def);
+  CAPSA__KIND_RLIMITS(CAPSA__RLIMIT_DEFAULT)
+  CAPSA__KIND_BUDGETS(CAPSA__BUDGET_DEFAULT)
+#undef CAPSA__RLIMIT_DEFAULT
+#undef CAPSA__BUDGET_DEFAULT
   if (k->host_share_percent == 0)
     k->host_share_percent = CAPSA__DEFAULT_HOST_SHARE_PERCENT;
 }
