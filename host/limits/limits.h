@@ -25,11 +25,8 @@ struct capsa__zygote_kind;
 // Room for a verdict's text (a budget's name and its figure).
 #define CAPSA__VERDICT_MAX 128
 
-// The finite defaults of capsa_kind_options_init (host/capsa_host.h).
-#define CAPSA__DEFAULT_MEMORY (1ull << 30)
-#define CAPSA__DEFAULT_CPU_SECONDS 300u
-#define CAPSA__DEFAULT_OPEN_FILES 64u
-#define CAPSA__DEFAULT_PROCESSES 128u
+// Finite defaults of capsa_kind_options_init (host/capsa_host.h); the
+// rlimits' are in their rows of host/limits/rlimit.c.
 // capsa_host_options_t.limit_renderer_processes: all renderers together.
 #define CAPSA__DEFAULT_RENDERER_PROCESSES 4096u
 #define CAPSA__DEFAULT_LOG_BYTES_PER_SECOND (64u << 10)

@@ -3,16 +3,16 @@
 #include "host/host_internal.h"
 
 // Every limit option of capsa_kind_options_t (host/capsa_host.h), once,
-// with its default: the rlimits with the zygote's field that carries each
-// to the fork (host/zygote.h CAPSA__ZYGOTE_KIND_SCALARS), then the budgets
-// the host keeps itself (host/limits/budget.c, host/broker/dns.c). A new
-// rlimit-style limit is its public field plus a row here (and the zygote's
-// row and setrlimit).
-#define CAPSA__KIND_RLIMITS(X)                                 \
-  X(limit_memory, CAPSA__DEFAULT_MEMORY, limit_as)             \
-  X(limit_cpu_seconds, CAPSA__DEFAULT_CPU_SECONDS, limit_cpu)  \
-  X(limit_open_files, CAPSA__DEFAULT_OPEN_FILES, limit_nofile) \
-  X(limit_processes, CAPSA__DEFAULT_PROCESSES, limit_nproc)
+// with its default: the rlimits (option, default, the zygote's field that
+// carries it to the fork: host/zygote.h CAPSA__ZYGOTE_KIND_SCALARS), then
+// the budgets the host keeps itself (host/limits/budget.c,
+// host/broker/dns.c). A new rlimit-style limit is its public field plus a
+// row here (and the zygote's row and its setrlimit).
+#define CAPSA__KIND_RLIMITS(X)           \
+  X(limit_memory, 1ull << 30, limit_as)  \
+  X(limit_cpu_seconds, 300u, limit_cpu)  \
+  X(limit_open_files, 64u, limit_nofile) \
+  X(limit_processes, 128u, limit_nproc)
 #define CAPSA__KIND_BUDGETS(X)                           \
   X(limit_broker_requests, CAPSA__DNS_PER_RENDERER)      \
   X(limit_queued_fds, CAPSA__QUEUE_FDS_PER_RENDERER)     \
