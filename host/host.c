@@ -38,8 +38,6 @@ void capsa_kind_options_init(capsa_kind_options_t *k, const char *name,
   k->resource_dir_fd = -1;
 }
 
-static void finish_close(struct capsa__host_impl *h);
-
 int capsa_host_init(uv_loop_t *loop, capsa_host_t *host,
                     const capsa_host_options_t *opts, capsa_host_event_cb cb) {
   if (!loop || !host) return -EINVAL;
@@ -60,7 +58,6 @@ int capsa_host_init(uv_loop_t *loop, capsa_host_t *host,
   h->zygote.pidfd = -1;
   h->exe_fd = -1;
   for (int i = 0; i < CAPSA__FONTS; i++) h->broker.fonts[i].fd = -1;
-  h->finish_close = finish_close;
   uv_timer_init(loop, &h->closer);
   h->closer.data = h;
   host->impl = h;
@@ -495,37 +492,6 @@ int capsa_host_kind_warm_up(const capsa_host_t *host, int kind) {
   return h->zygote.warm_up[kind];  // the zygote's own numbers are ours
 }
 
-static void on_closer_closed(uv_handle_t *hd) {
-  struct capsa__host_impl *h = hd->data;
-  capsa_host_t *host = h->pub;
-  capsa_host_close_cb cb = h->close_cb;
-  for (unsigned i = 0; i < h->nkinds; i++)
-    capsa_capmode_policy_free(h->own_policy[i]);
-  if (h->exe_fd >= 0) close(h->exe_fd);
-  host->impl = NULL;
-  free(h);
-  if (cb) cb(host);
-}
-
-static void on_async_closed(uv_handle_t *hd) {
-  struct capsa__host_impl *h = hd->data;
-  uv_close((uv_handle_t *)&h->closer, on_closer_closed);
-}
-
-static void finish_close(struct capsa__host_impl *h) {
-  capsa__reaper_final(h);
-  capsa__zygote_stop(&h->zygote);
-  // After the zygote: what it left behind has landed here by now.
-  capsa__orphans_stop(h->orphans);
-  h->orphans = NULL;
-  capsa__broker_free_fonts(h);
-  // The closer last: its callback frees h (the async handle is in h).
-  if (h->broker.dns_async_inited)
-    capsa__broker_close(h, on_async_closed);
-  else
-    uv_close((uv_handle_t *)&h->closer, on_closer_closed);
-}
-
 void capsa_host_close(capsa_host_t *host, capsa_host_close_cb cb) {
   if (!host || !host->impl) return;
   struct capsa__host_impl *h = host->impl;
@@ -533,5 +499,5 @@ void capsa_host_close(capsa_host_t *host, capsa_host_close_cb cb) {
   h->closing = true;
   h->close_cb = cb;
   capsa__incarnation_close_all(h);
-  if (h->live == 0) finish_close(h);
+  if (h->live == 0) capsa__host_finish_close(h);
 }

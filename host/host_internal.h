@@ -186,8 +186,6 @@ struct capsa__host_impl {
   unsigned live;
   uv_timer_t closer;  // the last handle closed; also the reaper's retries
   capsa_host_close_cb close_cb;
-  // The facade's last step of capsa_host_close, once no handle is left.
-  void (*finish_close)(struct capsa__host_impl *h);
 };
 
 // A request of r finished (the embedder's, a broker lookup): r is freed
@@ -305,8 +303,14 @@ void capsa__renderer_kill_for_limit(struct capsa_host_renderer *r,
 // when it is already ending (its CLOSED or RESTARTED follows).
 int capsa__renderer_retire(struct capsa_host_renderer *r, const char *why);
 // The host is closing: ends every renderer (CLOSED follows for each, then
-// h->finish_close once none is left).
+// capsa__host_finish_close once none is left).
 void capsa__incarnation_close_all(struct capsa__host_impl *h);
+
+// --- host/host_close.c ------------------------------------------------------
+
+// capsa_host_close's last step, once h->live is 0: everything of h is
+// released, h freed, then the embedder's close callback.
+void capsa__host_finish_close(struct capsa__host_impl *h);
 
 // The running binary as capsa_main opened it (host/kind_registry.h), or -1
 // when the hook did not run.

@@ -435,7 +435,7 @@ static void on_timer_closed(uv_handle_t *hd) {
   h->live--;
   r->closing = true;
   maybe_free(r);
-  if (h->closing && h->live == 0) h->finish_close(h);
+  if (h->closing && h->live == 0) capsa__host_finish_close(h);
 }
 
 // The handle's last step: CLOSED follows, nothing can start it again.
