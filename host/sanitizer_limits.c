@@ -36,7 +36,7 @@ int capsa__sanitizer_limits_note(const struct capsa__host_impl *h, char *buf,
   for (unsigned i = 0; rt && i < h->nkinds; i++)
     if (h->zkinds[i].limit_as) wanted = true;
   if (!wanted) return snprintf(buf, len, "%s", "");
-  if (h->cg_active)
+  if (h->limits.cg_active)
     return snprintf(buf, len,
                     "; RLIMIT_AS not applied (%s runtime in this process): "
                     "memory.max holds renderers once claimed, nothing holds "

@@ -43,7 +43,8 @@ const char *capsa_mem_source_name(capsa_mem_source_t s) {
   return "?";
 }
 
-// The handle's state in the task manager's words. host.c's machine:
+// The handle's state in the task manager's words. The state machine's
+// (host/incarnation.c):
 // R_STARTING -> R_READY on a checked HELLO; R_DYING from teardown on; an
 // incarnation also ends, still STARTING/READY, once it was killed
 // (kill_reason) or reaped (exited, its last messages draining); between
@@ -185,7 +186,7 @@ int capsa_host_renderer_info(const capsa_host_t *host,
     else if (r->exited || r->pidfd < 0)
       e.err = -ESRCH;  // reaped: its pid may already be another process's
     else
-      measure(r->pid, r->cg, &e);
+      measure(r->pid, r->limits.cg, &e);
     put(out, n, first + (count - 1 - m), &e);
   }
   i += count;

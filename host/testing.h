@@ -27,11 +27,12 @@ void capsa__check_hide_seccomp_filters_for_test(bool hide);
 void capsa__check_zygote_ns_of_renderer_for_test(bool on);
 
 // From now on each broker name lookup first sleeps `ms` in its thread (a
-// slow resolver), process-wide. Defined in host/broker.c.
+// slow resolver), process-wide. Defined in host/broker/dns.c.
 void capsa__broker_dns_delay_for_test(unsigned ms);
 
 // How often `r`'s current incarnation's channel rested under its kind's
-// host_share_percent (ipc/busy_share.h). Defined in host/host.c.
+// host_share_percent (ipc/busy_share.h). Defined in host/host.c (the
+// facade).
 uint64_t capsa__renderer_rests_for_test(const capsa_renderer_t *r);
 
 #ifdef __cplusplus

@@ -23,7 +23,7 @@
 // cost. Only
 // messages the peer sent unasked are charged (ipc/uv_channel.c). `rests`
 // counts the rests, so that a watchdog can tell a reply that came late
-// because this side held it back from one that never came (host/host.c).
+// because this side held it back from one that never came (host/heartbeat.c).
 #ifndef CAPSA_IPC_BUSY_SHARE_H_
 #define CAPSA_IPC_BUSY_SHARE_H_
 

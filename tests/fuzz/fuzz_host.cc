@@ -1,4 +1,4 @@
-// libFuzzer: the host's receive path (host/host.c through libcapsa,
+// libFuzzer: the host's receive path (host/incarnation.c through libcapsa,
 // ipc/uv_channel.c, the channel core, ipc/handle.c, the broker, the
 // budgets), fed by a renderer's side of a real channel.
 //

@@ -238,7 +238,7 @@ TEST_F(Navigation, IsARestartInPlaceThatSpendsNoRestartBudget) {
 // right after a navigation. (Their pidfds were watched by libuv, so they
 // are non-blocking: a waitid on one that has not exited answers EAGAIN,
 // which the dying list's sweeps once took for "reaped", leaving zombies;
-// host.c wait_exit.)
+// host/reaper.c capsa__reaper_wait.)
 TEST_F(Navigation, DetachedIncarnationsAreReapedWhenTheHostClosesAtOnce) {
   int k = Kind("nav");
   capsa_renderer_t *r = Start(k);

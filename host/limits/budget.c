@@ -7,7 +7,8 @@
 // host's user (RLIMIT_NOFILE of them in flight without CAP_SYS_RESOURCE),
 // so those count as queued as well; without that, four renderers that never
 // read left the host ETOOMANYREFS for every descriptor it sent, to any
-// renderer (ipc/inflight.h).
+// renderer (ipc/inflight.h). And the LOG budget (bytes per second). Both
+// return verdicts; the state machine ends the renderer (limits.h).
 #include <errno.h>
 #include <stdio.h>
 
@@ -34,49 +35,50 @@ int capsa__budget_queue_admit(struct capsa_host_renderer *r, unsigned nfds) {
   return 0;
 }
 
-bool capsa__budget_queue_check(struct capsa_host_renderer *r) {
-  char why[96];
+const char *capsa__budget_queue_verdict(struct capsa_host_renderer *r,
+                                        char *why) {
   const capsa_kind_options_t *k = &r->h->kinds[r->kind];
   uint64_t fds = unread_fds(r);
   uint64_t bytes = capsa_channel_queued_bytes(&r->ch);
   // CAPSA_LIMIT_NONE is UINT64_MAX: never passed.
   if (fds > k->limit_queued_fds) {
-    snprintf(why, sizeof why, "queue budget: more than %llu descriptors queued",
+    snprintf(why, CAPSA__VERDICT_MAX,
+             "queue budget: more than %llu descriptors queued",
              (unsigned long long)k->limit_queued_fds);
   } else if (bytes > k->limit_queued_bytes) {
-    snprintf(why, sizeof why, "queue budget: more than %llu bytes queued",
+    snprintf(why, CAPSA__VERDICT_MAX,
+             "queue budget: more than %llu bytes queued",
              (unsigned long long)k->limit_queued_bytes);
   } else {
-    return false;
+    return NULL;
   }
-  // Killing it closes the channel, which closes every queued descriptor.
-  capsa__renderer_kill_for_limit(r, why);
-  return true;
+  // Ending it closes the channel, which closes every queued descriptor.
+  return why;
 }
 
-bool capsa__budget_log_charge(struct capsa_host_renderer *r, size_t len,
-                              uint64_t now_ms) {
+const char *capsa__budget_log_charge(struct capsa_host_renderer *r, size_t len,
+                                     uint64_t now_ms, char *why) {
+  struct capsa__renderer_limits *l = &r->limits;
   uint64_t rate = r->h->kinds[r->kind].limit_log_bytes_per_second;
-  if (rate == CAPSA_LIMIT_NONE) return true;
+  if (rate == CAPSA_LIMIT_NONE) return NULL;
   // A bucket of one second's worth, refilled at `rate`.
-  uint64_t elapsed = now_ms - r->log_stamp_ms;
-  r->log_stamp_ms = now_ms;
+  uint64_t elapsed = now_ms - l->log_stamp_ms;
+  l->log_stamp_ms = now_ms;
   uint64_t refill = elapsed >= 1000 ? rate : elapsed * rate / 1000;
-  r->log_tokens = r->log_tokens + refill > rate ? rate : r->log_tokens + refill;
+  l->log_tokens = l->log_tokens + refill > rate ? rate : l->log_tokens + refill;
   uint64_t cost = (uint64_t)len + CAPSA__LOG_MESSAGE_COST;
-  if (cost <= r->log_tokens) {
-    r->log_tokens -= cost;
-    return true;
+  if (cost <= l->log_tokens) {
+    l->log_tokens -= cost;
+    return NULL;
   }
-  char why[96];
-  snprintf(why, sizeof why, "log budget: more than %llu bytes per second",
+  snprintf(why, CAPSA__VERDICT_MAX,
+           "log budget: more than %llu bytes per second",
            (unsigned long long)rate);
-  capsa__renderer_kill_for_limit(r, why);
-  return false;
+  return why;
 }
 
 void capsa__budget_log_reset(struct capsa_host_renderer *r, uint64_t now_ms) {
   uint64_t rate = r->h->kinds[r->kind].limit_log_bytes_per_second;
-  r->log_tokens = rate;
-  r->log_stamp_ms = now_ms;
+  r->limits.log_tokens = rate;
+  r->limits.log_stamp_ms = now_ms;
 }

@@ -1,8 +1,8 @@
 // CPU time of a renderer's whole process tree (issue 13 item 4). RLIMIT_CPU
 // is per process: a renderer that forks N children gets N+1 budgets. The
-// host therefore measures the tree on each heartbeat tick and kills the
-// renderer with CAPSA_EV_LIMIT "cpu time (process tree)" once the total
-// passes the kind's limit_cpu_seconds:
+// host therefore measures the tree on each heartbeat tick, and the verdict
+// is CAPSA_EV_LIMIT "cpu time (process tree)" once the total passes the
+// kind's limit_cpu_seconds (the state machine then ends the renderer):
 //  - in the renderer's cgroup v2, when it has one: cpu.stat usage_usec (a
 //    core file of every cgroup v2, present with or without the cpu
 //    controller), which counts every process ever in the cgroup;
@@ -125,8 +125,8 @@ int capsa__cpu_tree_usec(pid_t root, uint64_t *usec) {
 
 // usage_usec of the renderer's cgroup: 0, or -errno when not readable.
 static int cgroup_usec(const struct capsa_host_renderer *r, uint64_t *usec) {
-  if (!r->cg) return -ENOENT;
-  int fd = capsa_cgroup_fd(r->cg);
+  if (!r->limits.cg) return -ENOENT;
+  int fd = capsa_cgroup_fd(r->limits.cg);
   if (fd < 0) return -EBADF;
   char buf[512];
   ssize_t n = read_small(fd, "cpu.stat", buf, sizeof buf);
@@ -148,15 +148,14 @@ int capsa__renderer_cpu_usec(const struct capsa_host_renderer *r,
   return capsa__cpu_tree_usec(r->pid, usec);
 }
 
-bool capsa__cpu_budget_check(struct capsa_host_renderer *r) {
+const char *capsa__cpu_budget_verdict(struct capsa_host_renderer *r) {
   const capsa_kind_options_t *k = &r->h->kinds[r->kind];
   uint64_t limit = k->limit_cpu_seconds;
-  if (limit == CAPSA_LIMIT_NONE || limit == 0 || r->pid <= 0) return false;
-  if (r->state != R_READY || r->kill_reason) return false;
+  if (limit == CAPSA_LIMIT_NONE || limit == 0 || r->pid <= 0) return NULL;
+  if (r->state != R_READY || r->kill_reason) return NULL;
   uint64_t usec = 0;
   if (capsa__renderer_cpu_usec(r, &usec) < 0)
-    return false;  // exited meanwhile: its exit is reported as such
-  if (usec <= limit * 1000000u) return false;
-  capsa__renderer_kill_for_limit(r, "cpu time (process tree)");
-  return true;
+    return NULL;  // exited meanwhile: its exit is reported as such
+  if (usec <= limit * 1000000u) return NULL;
+  return "cpu time (process tree)";
 }
