@@ -134,7 +134,8 @@ static int prefault_segments(struct dl_phdr_info *info, size_t size,
 static void renderer_start(unsigned k, bool pid_ns) {
   if (g_forking_spare) dl_iterate_phdr(prefault_segments, NULL);
   const struct capsa__zygote_kind *kind = &g_kinds[k];
-#define SET_RLIMIT(X, field, resource, option) set_limit(resource, kind->field);
+#define SET_RLIMIT(X, field, resource, option, def) \
+  set_limit(resource, kind->field);
   CAPSA__ZYGOTE_KIND_RLIMITS(SET_RLIMIT, )
 #undef SET_RLIMIT
   if (kind->limit_cpu) signal(SIGXCPU, on_sigxcpu);

@@ -100,20 +100,21 @@ typedef int (*capsa__renderer_main_fn)(int channel_fd,
   CAPSA__ZYGOTE_KIND_RLIMITS(CAPSA__ZYGOTE_RLIMIT_SCALAR, X)
 
 // Each renderer's rlimits, listed once: R(X, field here, RLIMIT_*, field of
-// capsa_kind_options_t). A row is all a new rlimit-style limit needs here:
-// its field, its place in the configuration datagram, its copy from the
-// kind options (capsa__zygote_kind_set_limits) and its setrlimit in each
-// renderer (server.c) follow from it. RLIM_INFINITY or 0 = leave as
+// capsa_kind_options_t, its default). A row (and the public field) is all a
+// new rlimit-style limit needs: its field here, its place in the
+// configuration datagram, its default and copy from the kind options
+// (host/limits/rlimit.c, capsa__zygote_kind_set_limits) and its setrlimit
+// in each renderer (server.c) follow from it. RLIM_INFINITY or 0 = leave as
 // inherited: bytes of address space, seconds of CPU, descriptors, processes
 // of the (namespaced) uid. Special cases stay in server.c (RLIMIT_CPU's
 // hard limit a second later and SIGXCPU; RLIMIT_AS under a sanitizer;
 // RLIMIT_FSIZE derived from limit_as and limit_nofile).
-#define CAPSA__ZYGOTE_KIND_RLIMITS(R, X)              \
-  R(X, limit_as, RLIMIT_AS, limit_memory)             \
-  R(X, limit_cpu, RLIMIT_CPU, limit_cpu_seconds)      \
-  R(X, limit_nofile, RLIMIT_NOFILE, limit_open_files) \
-  R(X, limit_nproc, RLIMIT_NPROC, limit_processes)
-#define CAPSA__ZYGOTE_RLIMIT_SCALAR(X, field, resource, option) \
+#define CAPSA__ZYGOTE_KIND_RLIMITS(R, X)                   \
+  R(X, limit_as, RLIMIT_AS, limit_memory, 1ull << 30)      \
+  R(X, limit_cpu, RLIMIT_CPU, limit_cpu_seconds, 300u)     \
+  R(X, limit_nofile, RLIMIT_NOFILE, limit_open_files, 64u) \
+  R(X, limit_nproc, RLIMIT_NPROC, limit_processes, 128u)
+#define CAPSA__ZYGOTE_RLIMIT_SCALAR(X, field, resource, option, def) \
   X(rlim_t, field, uint64_t)
 
 #define CAPSA__ZYGOTE_KIND_FIELD(type, name, wire) type name;
@@ -137,7 +138,7 @@ struct capsa__zygote_kind {
 
 // The kind options' rlimits (capsa_kind_options_t: CAPSA_LIMIT_NONE means
 // none) as the zygote's: every row of CAPSA__ZYGOTE_KIND_RLIMITS.
-#define CAPSA__ZYGOTE_RLIMIT_COPY(X, field, resource, option) \
+#define CAPSA__ZYGOTE_RLIMIT_COPY(X, field, resource, option, def) \
   z->field = k->option == CAPSA_LIMIT_NONE ? 0 : (rlim_t)k->option;
 static inline void capsa__zygote_kind_set_limits(
     struct capsa__zygote_kind *z, const capsa_kind_options_t *k) {
