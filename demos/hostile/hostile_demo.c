@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "demos/hostile/hostile.capsa.h"
 #include "host/kind_registry.h"
 #include "ipc/handle.h"
-#include "renderer/hostile/hostile.capsa.h"
 
 // Found by name in the exec'd zygote image (host/kind_registry.h).
 CAPSA_RENDERER_KIND(hostile, "hostile", capsa_renderer_main,

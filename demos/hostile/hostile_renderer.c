@@ -8,9 +8,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "demos/hostile/hostile.capsa.h"
+#include "demos/hostile/hostile.h"
 #include "demos/hostile/hostile_renderer.h"
-#include "renderer/hostile/hostile.capsa.h"
-#include "renderer/hostile/hostile.h"
 
 static const capsa_interface_t *const kHostile[] = {
     &capsa_demo_hostile_interface};

@@ -1,6 +1,6 @@
 // The hostile demo renderer's handlers for the runtime (renderer/runtime.h):
 // a compromised renderer trying to get out, on top of the attack list
-// (renderer/hostile/hostile.h, which stays with the test kinds).
+// (demos/hostile/hostile.h, which stays with the test kinds).
 //
 //   capsa_kind_options_t k;                        // host/capsa_host.h
 //   capsa_kind_options_init(&k, "hostile", capsa_renderer_main,
@@ -8,7 +8,7 @@
 //   k.interfaces = capsa_hostile_renderer.interfaces;  // what it speaks
 //   k.ninterfaces = capsa_hostile_renderer.ninterfaces;
 //
-// It speaks capsa.demo.hostile (renderer/hostile/hostile.fbs): an Attack
+// It speaks capsa.demo.hostile (demos/hostile/hostile.fbs): an Attack
 // with a read-only region whose text is "host-pid=N": runs the attack list
 // from inside its sandbox, LOGs one line per attack and a summary, then
 // sends the host garbage (which the host must answer by killing it).

@@ -1,5 +1,5 @@
 // capsa fuzz: a live campaign against a real host. Fuzzing renderers
-// (renderer/fuzz/) send structure-aware mutations of real messages; the
+// (demos/fuzz/) send structure-aware mutations of real messages; the
 // host must catch every bad one (killing its sender) and keep serving, and
 // its handler (on_noise below, the embedder's part) sees what it accepts.
 //
@@ -21,12 +21,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "demos/fuzz/fuzz_renderer.h"
 #include "host/capsa_host.h"
 #include "host/cli/commands.h"
 #include "host/fuzz/args.h"
 #include "host/fuzz/live.h"
 #include "host/kind_registry.h"
-#include "renderer/fuzz/fuzz_renderer.h"
 
 CAPSA_RENDERER_KIND(fuzz, "fuzz", capsa_fuzz_renderer_main, NULL)
 

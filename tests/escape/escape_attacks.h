@@ -1,4 +1,4 @@
-// Escape attempts the hostile renderer's list (renderer/hostile/hostile.h)
+// Escape attempts the hostile renderer's list (demos/hostile/hostile.h)
 // does not cover, in the same form (struct capsa_attack rows run by
 // capsa_attack_run): the rest of the namespace calls, a sibling renderer as a
 // target, binds, the remaining SysV/POSIX IPC, a setuid execve, widening
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "renderer/hostile/hostile.h"
+#include "demos/hostile/hostile.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,7 +1,7 @@
 // The escape matrix: named escape attempts made from inside real renderers
 // that a real host (capsa_host_t on a libuv loop) spawned through its
 // zygote. An "attacker" renderer runs the attempts it is told to (the
-// hostile renderer's list, renderer/hostile/hostile.h, plus the rows of
+// hostile renderer's list, demos/hostile/hostile.h, plus the rows of
 // tests/escape/escape_attacks.c) against the host, a sibling renderer and the
 // handles it was given (a sealed read-only region, a read-only file from the
 // broker; both rights-limited as declared: capsa_renderer_main_limited),
@@ -28,10 +28,10 @@
 
 #include <gtest/gtest.h>
 
+#include "demos/hostile/hostile.h"
 #include "host/capsa_host.h"
 #include "host/kind_registry.h"
 #include "ipc/shm.h"
-#include "renderer/hostile/hostile.h"
 #include "renderer/runtime.h"
 #include "sandbox/features.h"
 #include "sandbox/rights/rights.h"

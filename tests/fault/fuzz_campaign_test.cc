@@ -14,8 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "demos/fuzz/fuzz_renderer.h"
 #include "ipc/codec.h"
-#include "renderer/fuzz/fuzz_renderer.h"
 #include "tests/harness/paths.h"
 
 namespace {

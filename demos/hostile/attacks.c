@@ -27,7 +27,7 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "renderer/hostile/attacks_internal.h"
+#include "demos/hostile/attacks_internal.h"
 #include "sandbox/rights/rights.h"
 
 #ifndef UFFD_USER_MODE_ONLY

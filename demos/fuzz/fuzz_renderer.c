@@ -3,7 +3,7 @@
 // envelopes whose fields, order or attachments are wrong in one way, which
 // is what reaches the host's semantic checks and state machine; the rest are
 // damaged bytes for the decoder.
-#include "renderer/fuzz/fuzz_renderer.h"
+#include "demos/fuzz/fuzz_renderer.h"
 
 #include <errno.h>
 #include <fcntl.h>

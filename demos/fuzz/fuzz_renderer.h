@@ -7,7 +7,7 @@
 //   k.interfaces = capsa_fuzz_interfaces;
 //   k.ninterfaces = 1;
 //   k.heartbeat_ms = 0;
-//   ... on READY: a capsa.fuzz Seed (renderer/fuzz/fuzz.fbs) ...
+//   ... on READY: a capsa.fuzz Seed (demos/fuzz/fuzz.fbs) ...
 //
 // After HELLO it waits for that Seed, then sends `rounds` records, each
 // built through the codec (LOG, RESOURCE_REQUEST, PONG, ERROR, a second
@@ -25,8 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "demos/fuzz/fuzz.capsa.h"
 #include "ipc/message.h"
-#include "renderer/fuzz/fuzz.capsa.h"
 
 #ifdef __cplusplus
 extern "C" {

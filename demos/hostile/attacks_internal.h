@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "renderer/hostile/hostile.h"
+#include "demos/hostile/hostile.h"
 
 int capsa__atk_open_passwd(const struct capsa_attack_env *env);
 int capsa__atk_openat_cwd(const struct capsa_attack_env *env);

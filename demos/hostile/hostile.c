@@ -1,6 +1,6 @@
 // The attack list as reviewable data (one row per attempt: what, expected
 // refusal, which layer), and the runner that tries each in a forked child.
-#include "renderer/hostile/hostile.h"
+#include "demos/hostile/hostile.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "renderer/hostile/attacks_internal.h"
+#include "demos/hostile/attacks_internal.h"
 #include "sandbox/capmode/capmode.h"
 #include "sandbox/errors.h"
 #include "sandbox/features.h"

@@ -1,7 +1,7 @@
-// renderer/hostile: the attack list is well-formed; its attempts are real
+// demos/hostile: the attack list is well-formed; its attempts are real
 // (outside a sandbox several of them succeed); inside capability mode every
 // one is refused with its documented errno or killed.
-#include "renderer/hostile/hostile.h"
+#include "demos/hostile/hostile.h"
 
 #include <errno.h>
 #include <fcntl.h>
