@@ -1,4 +1,4 @@
-// Renderer processes from the zygote (host/zygote.h): starting it (and a
+// Renderer processes from the zygote (host/zygote/zygote.h): starting it (and a
 // new one in place of a dead, wedged or renewed one) and claiming a
 // renderer of a kind from it, not yet attached to a handle.
 #include <errno.h>

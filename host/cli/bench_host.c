@@ -21,7 +21,7 @@
 // to compare the two in one run of the machine.
 //
 // The thread pool is libuv's (4 threads, started at capsa_host_start, see
-// host/broker.c): it does not grow with renderers; dns lookups in flight
+// host/broker/dns.c): it does not grow with renderers; dns lookups in flight
 // are bounded per renderer and per host (capsa_kind_options_t).
 #include <dirent.h>
 #include <errno.h>

@@ -18,11 +18,16 @@ namespace {
 
 std::string last_err;  // what the last Parse wrote to stderr
 
+// The parsed argv: the options borrow its strings (--out, --replay), as a
+// real main's do, so they live until the next Parse.
+std::vector<std::string> g_args;
+
 int Parse(std::vector<std::string> args, capsa__fz_live_options_t *o,
           capsa__fz_args_t *a) {
   std::vector<char *> argv;
-  args.insert(args.begin(), "prog");
-  for (std::string &s : args) argv.push_back(&s[0]);
+  g_args = std::move(args);
+  g_args.insert(g_args.begin(), "prog");
+  for (std::string &s : g_args) argv.push_back(&s[0]);
   capsa__fz_live_options_init(o);
   testing::internal::CaptureStderr();
   testing::internal::CaptureStdout();
