@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "host/cli/bench_echo.capsa.h"
+#include "host/cli/bench_ipc_pair.h"
 #include "host/cli/bench_util.h"
 #include "host/cli/commands.h"
 #include "ipc/codec.h"
@@ -49,23 +50,6 @@
 static const char kUsage[] = "[--json] [--iterations N] [--no-adaptive]";
 
 static int g_fixed_spin;  // --no-adaptive
-
-enum { kMsg = 64, kTimeoutMs = 5000, kRawSpin = 20000 };
-
-typedef struct opts {
-  int iterations;    // round trips per measurement
-  int cpu_a, cpu_b;  // -1: no pinning
-} opts_t;
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void pin(int cpu) {
-  capsa_bench_pin(cpu);
-}
 
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -84,129 +68,6 @@ static rt_t summarize(uint64_t *s, int n) {
   r.min_us = (double)s[0] / 1000.0;
   r.med_us = (double)s[n / 2] / 1000.0;
   return r;
-}
-
-// Runs `echo` in a child pinned to cpu_b, then `ping` here pinned to cpu_a;
-// the child is killed afterwards whatever it is doing. Returns ping's value.
-typedef int (*side_fn)(void *ctx, const opts_t *o, uint64_t *samples);
-static int run_pair(const opts_t *o, void *ctx, side_fn echo, side_fn ping,
-                    uint64_t *samples) {
-  pid_t pid = fork();
-  if (pid < 0) return -errno;
-  if (pid == 0) {
-    pin(o->cpu_b);
-    _exit(echo(ctx, o, NULL) < 0 ? 1 : 0);
-  }
-  pin(o->cpu_a);
-  int r = ping(ctx, o, samples);
-  kill(pid, SIGKILL);
-  waitpid(pid, NULL, 0);
-  return r;
-}
-
-// ---- raw socketpair ------------------------------------------------------
-
-typedef struct sock_ctx {
-  int sv[2];
-} sock_ctx_t;
-
-static int sock_echo(void *c, const opts_t *o, uint64_t *s) {
-  sock_ctx_t *x = c;
-  char buf[kMsg];
-  for (;;) {
-    ssize_t n = recv(x->sv[1], buf, sizeof buf, 0);
-    if (n <= 0) return -1;
-    if (buf[0] == 'S') continue;  // stream message: count nothing, no reply
-    if (buf[0] == 'E') n = 1;     // end of stream: acknowledge
-    if (send(x->sv[1], buf, (size_t)n, MSG_NOSIGNAL) != n) return -1;
-  }
-}
-
-static int sock_ping(void *c, const opts_t *o, uint64_t *s) {
-  sock_ctx_t *x = c;
-  char buf[kMsg] = {'P'};
-  for (int i = -100; i < o->iterations; i++) {
-    uint64_t t = now_ns();
-    if (send(x->sv[0], buf, kMsg, MSG_NOSIGNAL) != kMsg) return -1;
-    if (recv(x->sv[0], buf, sizeof buf, 0) != kMsg) return -1;
-    if (i >= 0) s[i] = now_ns() - t;
-  }
-  return o->iterations;
-}
-
-static int sock_stream(void *c, const opts_t *o, uint64_t *s) {
-  sock_ctx_t *x = c;
-  char buf[kMsg] = {'S'};
-  int n = o->iterations * 4;
-  uint64_t t = now_ns();
-  for (int i = 0; i < n; i++)
-    if (send(x->sv[0], buf, kMsg, MSG_NOSIGNAL) != kMsg) return -1;
-  buf[0] = 'E';
-  if (send(x->sv[0], buf, kMsg, MSG_NOSIGNAL) != kMsg) return -1;
-  if (recv(x->sv[0], buf, sizeof buf, 0) != 1) return -1;
-  s[0] = now_ns() - t;
-  return n;
-}
-
-// ---- raw shared-memory mailbox ------------------------------------------
-
-typedef struct mailbox {
-  _Atomic uint32_t req, resp;
-  _Atomic uint32_t req_sleeping, resp_sleeping;
-  char a[kMsg], b[kMsg];
-} mailbox_t;
-
-typedef struct mb_ctx {
-  mailbox_t *m;
-  unsigned spin;
-} mb_ctx_t;
-
-static void mb_wait(_Atomic uint32_t *w, _Atomic uint32_t *sleeping,
-                    uint32_t old, unsigned spin) {
-  for (unsigned i = 0; i < spin; i++) {
-    if (atomic_load_explicit(w, memory_order_acquire) != old) return;
-    __builtin_ia32_pause();
-  }
-  while (atomic_load(w) == old) {
-    atomic_store(sleeping, 1);
-    if (atomic_load(w) == old)
-      syscall(SYS_futex, (uint32_t *)w, FUTEX_WAIT, old, NULL, NULL, 0);
-    atomic_store(sleeping, 0);
-  }
-}
-
-static void mb_post(_Atomic uint32_t *w, _Atomic uint32_t *sleeping) {
-  atomic_fetch_add(w, 1);
-  if (atomic_load(sleeping))
-    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE, 1, NULL, NULL, 0);
-}
-
-static int mb_echo(void *c, const opts_t *o, uint64_t *s) {
-  mb_ctx_t *x = c;
-  uint32_t seen = 0;
-  for (;;) {
-    mb_wait(&x->m->req, &x->m->req_sleeping, seen, x->spin);
-    seen++;
-    memcpy(x->m->b, x->m->a, kMsg);
-    mb_post(&x->m->resp, &x->m->resp_sleeping);
-  }
-  return 0;  // not reached: the child is killed
-}
-
-static int mb_ping(void *c, const opts_t *o, uint64_t *s) {
-  mb_ctx_t *x = c;
-  char buf[kMsg] = {'P'};
-  uint32_t seen = atomic_load(&x->m->resp);
-  for (int i = -100; i < o->iterations; i++) {
-    uint64_t t = now_ns();
-    memcpy(x->m->a, buf, kMsg);
-    mb_post(&x->m->req, &x->m->req_sleeping);
-    mb_wait(&x->m->resp, &x->m->resp_sleeping, seen, x->spin);
-    seen++;
-    memcpy(buf, x->m->b, kMsg);
-    if (i >= 0) s[i] = now_ns() - t;
-  }
-  return o->iterations;
 }
 
 // ---- capsa ring ----------------------------------------------------------
@@ -557,7 +418,8 @@ static int measure(placement_t *p, opts_t o, int same_cpu, uint64_t *s) {
     sock_ctx_t sc;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sc.sv) < 0)
       return -errno;
-    int n = run_pair(&o, &sc, sock_echo, k ? sock_stream : sock_ping, s);
+    int n = run_pair(&o, &sc, capsa__bench_sock_echo,
+                     k ? capsa__bench_sock_stream : capsa__bench_sock_ping, s);
     if (k == 0) p->rt[kRtRawSock] = n > 0 ? summarize(s, n) : (rt_t){0};
     if (k == 1 && n > 0) p->mps_sock = n / ((double)s[0] / 1e9);
     close(sc.sv[0]);
@@ -568,7 +430,7 @@ static int measure(placement_t *p, opts_t o, int same_cpu, uint64_t *s) {
                       MAP_SHARED | MAP_ANONYMOUS, -1, 0),
                  same_cpu ? 0 : kRawSpin};
   if (mc.m == MAP_FAILED) return -errno;
-  int n = run_pair(&o, &mc, mb_echo, mb_ping, s);
+  int n = run_pair(&o, &mc, capsa__bench_mb_echo, capsa__bench_mb_ping, s);
   p->rt[kRtRawShm] = n > 0 ? summarize(s, n) : (rt_t){0};
   munmap(mc.m, sizeof(mailbox_t));
   // capsa ring: round trip and stream; the fast path hook + codec.
