@@ -83,16 +83,20 @@ static bool valid_capacity(size_t n) {
          n <= CAPSA_DATA_PIPE_MAX;
 }
 
-// Maps the header and the data area twice from `fd` (borrowed).
+// Maps the header and the data area twice from `fd` (borrowed), populated:
+// the ring is used whole after one lap anyway, and faulting its pages in
+// on the first lap, in both processes and both mappings, cost a fifth of
+// a 256 MiB transfer through a 4 MiB pipe (capsa bench ipc: 0.71-0.76x
+// memcpy lazily, 0.80-0.97x populated).
 static int map_twice(int fd, size_t capacity, capsa_data_pipe_t *p) {
   size_t span = HEADER + 2 * capacity;
   uint8_t *base =
       mmap(NULL, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED) return -errno;
   if (mmap(base, HEADER + capacity, PROT_READ | PROT_WRITE,
-           MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED ||
+           MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, 0) == MAP_FAILED ||
       mmap(base + HEADER + capacity, capacity, PROT_READ | PROT_WRITE,
-           MAP_SHARED | MAP_FIXED, fd, HEADER) == MAP_FAILED) {
+           MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, HEADER) == MAP_FAILED) {
     int err = -errno;
     munmap(base, span);
     return err;
